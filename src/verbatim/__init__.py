@@ -1,0 +1,1 @@
+"""Verbatim: durable capture of therapy session recordings into speaker-labelled transcripts."""

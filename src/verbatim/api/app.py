@@ -1,0 +1,78 @@
+"""The HTTP API (FastAPI): ``/v1`` endpoints, OpenAPI at ``/docs``, ``/healthz``, ``/readyz``, ``/metrics``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from verbatim.api import errors
+from verbatim.api.deps import Services
+from verbatim.api.sessions import router as sessions_router
+from verbatim.config import Settings
+from verbatim.db.engine import dispose_all, engine
+from verbatim.db.repo import Repo
+from verbatim.runtime import make_queue, redis_client, require_urls
+from verbatim.storage import AudioVolume
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """Build the API app; connections are made in its lifespan (per process), not here."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        database_url, redis_url = require_urls(settings)
+        client = redis_client(redis_url)
+        app.state.services = Services(
+            settings=settings,
+            repo=Repo(database_url),
+            redis=client,
+            queue=make_queue(settings, client),
+            volume=AudioVolume(settings.audio_dir, settings.incoming_dir),
+        )
+        yield
+        client.close()
+        dispose_all()
+
+    app = FastAPI(
+        title="Verbatim",
+        description="Therapy session recordings in, speaker-labelled transcripts out.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(sessions_router)
+
+    @app.get("/healthz", tags=["ops"])
+    def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"])
+    def readyz(response: Response) -> dict[str, str]:
+        """PostgreSQL and Redis answer (503 otherwise)."""
+        svc: Services = app.state.services
+        checks = {}
+        try:
+            with engine(svc.repo.url).connect() as conn:
+                conn.execute(text("SELECT 1"))
+            checks["postgres"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            checks["postgres"] = type(exc).__name__
+        try:
+            svc.redis.ping()
+            checks["redis"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            checks["redis"] = type(exc).__name__
+        if any(v != "ok" for v in checks.values()):
+            response.status_code = 503
+        return checks
+
+    @app.get("/metrics", tags=["ops"], include_in_schema=False)
+    def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return app

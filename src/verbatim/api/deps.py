@@ -1,0 +1,59 @@
+"""FastAPI dependencies: the settings object, the caller's principal, runtime services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import redis
+from fastapi import Depends, Request
+
+from verbatim.api.errors import ApiError
+from verbatim.auth import Principal, resolve
+from verbatim.config import Settings
+from verbatim.db.repo import Repo
+from verbatim.queue import CaptureQueue
+from verbatim.storage import AudioVolume
+
+
+@dataclass
+class Services:
+    """Per-process services of the API, built in the app's lifespan."""
+
+    settings: Settings
+    repo: Repo
+    redis: redis.Redis
+    queue: CaptureQueue
+    volume: AudioVolume
+
+
+def services(request: Request) -> Services:
+    return request.app.state.services  # type: ignore[no-any-return]
+
+
+ServicesDep = Annotated[Services, Depends(services)]
+
+
+def principal(request: Request, svc: ServicesDep) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "unauthorized", "send Authorization: Bearer <token> (verbatim token create)")
+    found = resolve(svc.repo.url, token.strip())
+    if found is None:
+        raise ApiError(401, "unauthorized", "the token is unknown, expired or revoked")
+    return found
+
+
+PrincipalDep = Annotated[Principal, Depends(principal)]
+
+
+def admin(who: PrincipalDep) -> Principal:
+    """Only tokens with the admin scope pass (403 otherwise)."""
+    if who.scope != "admin":
+        raise ApiError(403, "forbidden", "this endpoint needs a token with the admin scope")
+    return who
+
+
+AdminDep = Annotated[Principal, Depends(admin)]

@@ -1,0 +1,172 @@
+"""Streaming multipart upload: parse the body as it arrives, write audio to disk in chunks.
+
+Starlette's ``request.form()`` spools the whole body before any limit is checked; here
+python-multipart's streaming parser runs over ``request.stream()``, the audio part goes
+straight to ``incoming/<random>.part`` (constant memory, SHA-256 and size computed on the
+way) and the size limit answers 413 the moment it is passed. Whatever goes wrong, the
+partial file is removed before the error is returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.requests import ClientDisconnect
+
+from verbatim.api.errors import ApiError
+
+METADATA_MAX_BYTES = 64 * 1024
+
+
+@dataclass
+class Upload:
+    """A fully received upload: the metadata JSON and the audio file on disk."""
+
+    metadata: dict[str, Any]
+    audio: Path
+    size: int
+    sha256: str
+    filename: str | None
+
+
+class _Receiver:
+    """Callbacks for MultipartParser: routes the ``audio`` part to disk, ``metadata`` to memory."""
+
+    def __init__(self, target: Path, max_bytes: int):
+        self.target = target
+        self.max_bytes = max_bytes
+        self.header_field = b""
+        self.header_value = b""
+        self.headers: dict[bytes, bytes] = {}
+        self.part: str | None = None
+        self.filename: str | None = None
+        self.metadata = bytearray()
+        self.audio_file: Any = None
+        self.audio_seen = False
+        self.size = 0
+        self.digest = hashlib.sha256()
+
+    def callbacks(self) -> dict[str, Any]:
+        return {
+            "on_part_begin": self.on_part_begin,
+            "on_header_field": lambda d, s, e: setattr(self, "header_field", self.header_field + d[s:e]),
+            "on_header_value": lambda d, s, e: setattr(self, "header_value", self.header_value + d[s:e]),
+            "on_header_end": self.on_header_end,
+            "on_headers_finished": self.on_headers_finished,
+            "on_part_data": self.on_part_data,
+            "on_part_end": self.on_part_end,
+        }
+
+    def on_part_begin(self) -> None:
+        self.headers = {}
+        self.part = None
+
+    def on_header_end(self) -> None:
+        self.headers[self.header_field.lower()] = self.header_value
+        self.header_field = self.header_value = b""
+
+    def on_headers_finished(self) -> None:
+        _, options = parse_options_header(self.headers.get(b"content-disposition", b""))
+        name = options.get(b"name", b"").decode("utf-8", "replace")
+        if name == "audio":
+            if self.audio_seen:
+                raise ApiError(400, "duplicate_audio", "send exactly one `audio` part")
+            self.audio_seen = True
+            raw = options.get(b"filename")
+            self.filename = raw.decode("utf-8", "replace") if raw is not None else None
+            # O_EXCL on a random name: never follows a link, never overwrites anything.
+            fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            self.audio_file = os.fdopen(fd, "wb")
+        elif name == "metadata":
+            pass
+        else:
+            raise ApiError(400, "unexpected_part", f"unexpected form part {name!r}: send `audio` and `metadata`")
+        self.part = name
+
+    def on_part_data(self, data: bytes, start: int, end: int) -> None:
+        chunk = data[start:end]
+        if self.part == "audio":
+            self.size += len(chunk)
+            if self.size > self.max_bytes:
+                raise ApiError(413, "too_large", f"recording is larger than the limit of {self.max_bytes} bytes")
+            self.digest.update(chunk)
+            self.audio_file.write(chunk)
+        elif self.part == "metadata":
+            self.metadata += chunk
+            if len(self.metadata) > METADATA_MAX_BYTES:
+                raise ApiError(413, "metadata_too_large", "metadata must be at most 64 KiB")
+
+    def on_part_end(self) -> None:
+        if self.part == "audio" and self.audio_file is not None:
+            self.audio_file.flush()
+            os.fsync(self.audio_file.fileno())
+            self.audio_file.close()
+            self.audio_file = None
+        self.part = None
+
+    def close(self) -> None:
+        if self.audio_file is not None:
+            self.audio_file.close()
+            self.audio_file = None
+
+
+async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
+    """Stream a ``multipart/form-data`` body with parts ``audio`` (file) and ``metadata`` (JSON).
+
+    Returns the Upload with the audio at ``target`` (fsynced). Raises ApiError — 415 (not
+    multipart), 413 (too large), 400 (malformed, missing part, client disconnected) — and
+    then no file is left at ``target``.
+    """
+    content_type, options = parse_options_header(request.headers.get("content-type", ""))
+    if content_type != b"multipart/form-data" or b"boundary" not in options:
+        raise ApiError(415, "unsupported_media_type", "send multipart/form-data with `audio` and `metadata` parts")
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > max_bytes + METADATA_MAX_BYTES + 65536:
+        raise ApiError(413, "too_large", f"request body is larger than the limit of {max_bytes} bytes")
+    receiver = _Receiver(target, max_bytes)
+    parser = MultipartParser(options[b"boundary"], receiver.callbacks())  # type: ignore[arg-type]
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+        parser.finalize()
+        receiver.close()
+        if not receiver.audio_seen:
+            raise ApiError(400, "missing_audio", "the form has no `audio` file part")
+        if receiver.part is not None or receiver.audio_file is not None:
+            raise ApiError(400, "truncated_body", "the multipart body ended in the middle of a part")
+        metadata = _parse_metadata(bytes(receiver.metadata))
+    except ClientDisconnect as exc:
+        _discard(receiver, target)
+        raise ApiError(400, "client_disconnected", "the upload was cut off before it finished; retry it") from exc
+    except MultipartParseError as exc:
+        _discard(receiver, target)
+        raise ApiError(400, "malformed_multipart", f"the multipart body could not be parsed: {exc}") from exc
+    except BaseException:
+        _discard(receiver, target)
+        raise
+    return Upload(metadata, target, receiver.size, receiver.digest.hexdigest(), receiver.filename)
+
+
+def _parse_metadata(raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        raise ApiError(422, "missing_metadata", "the form needs a `metadata` part holding JSON")
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(422, "metadata_not_json", f"metadata is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ApiError(422, "metadata_not_object", "metadata must be a JSON object")
+    return value
+
+
+def _discard(receiver: _Receiver, target: Path) -> None:
+    receiver.close()
+    target.unlink(missing_ok=True)

@@ -1,0 +1,241 @@
+"""``verbatim asr-server``: the part of the Speechmatics batch API v2 our client uses.
+
+Endpoints (under ``/v2``): ``POST /jobs`` (multipart ``config`` + ``data_file``),
+``GET /jobs/{id}``, ``GET /jobs/{id}/transcript`` (json-v2, or ``?format=txt``),
+``DELETE /jobs/{id}`` (``?force=true`` for running jobs), ``GET /jobs``
+(``created_before``, ``limit``). Bearer API-key auth. Jobs are stored on disk
+(``JobStore``) and recognised by pocketsphinx in a bounded process pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from verbatim.asr_server.faults import Armed, FaultState
+from verbatim.asr_server.store import JobStore, now_iso, parse_iso
+from verbatim.config import Settings
+
+JSON_V2 = "2.9"
+
+
+def _recognise(audio: str, config: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+    """Runs in a pool process: decode + recognise + diarize one file. Returns (results, duration s)."""
+    from verbatim.asr_server.engine import transcribe
+    from verbatim.audio import probe
+
+    tc = config.get("transcription_config") or {}
+    results = transcribe(
+        audio,
+        diarization=tc.get("diarization") or "none",
+        max_speakers=int((tc.get("speaker_diarization_config") or {}).get("max_speakers", 2)),
+        language=tc.get("language", "en"),
+    )
+    return results, probe(audio).duration_s
+
+
+def _text(results: list[dict[str, Any]]) -> str:
+    from verbatim.recognizer.turns import results_to_turns
+
+    return "\n".join(f"SPEAKER {t['speaker']}: {t['text']}" for t in results_to_turns(results))
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The recognizer service app; jobs live under ``settings.asr_dir``."""
+    store = JobStore(settings.asr_dir, settings.asr_job_ttl_s)
+    faults = FaultState()
+    held: list[str] = []
+    pool: dict[str, ProcessPoolExecutor] = {}
+
+    def start(job_id: str) -> None:
+        job = store.get(job_id)
+        if job is None:
+            return
+        future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
+        future.add_done_callback(lambda f: finish(job_id, f))
+
+    def finish(job_id: str, future: Future[tuple[list[dict[str, Any]], float]]) -> None:
+        try:
+            results, duration = future.result()
+        except Exception as exc:  # noqa: BLE001 - any decode/recognition failure rejects the job
+            store.reject(job_id, f"audio could not be recognised: {type(exc).__name__}: {exc}")
+            return
+        store.save_transcript(job_id, results, duration)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # spawn: the pool must not inherit the server's threads and sockets.
+        pool["p"] = ProcessPoolExecutor(settings.asr_workers, mp_context=multiprocessing.get_context("spawn"))
+        for job in store.all():
+            if job["status"] == "running":  # a restart loses no job: recognise it again
+                start(job["id"])
+        yield
+        pool["p"].shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="Verbatim local recognizer (Speechmatics batch API v2 subset)", lifespan=lifespan)
+
+    def auth(authorization: str | None = Header(None)) -> None:
+        if authorization != f"Bearer {settings.asr_api_key}":
+            raise HTTPException(401, "invalid API key")
+
+    async def inject(kind: str) -> Response | None:
+        if not settings.asr_faults:
+            return None
+        armed = faults.take(kind)
+        if armed is None:
+            return None
+        if armed.mode == "timeout":
+            await asyncio.sleep(armed.delay_s)
+            return None
+        headers = {"Retry-After": str(armed.retry_after_s)} if armed.retry_after_s is not None else {}
+        return JSONResponse({"code": int(armed.mode), "error": "injected fault"}, int(armed.mode), headers=headers)
+
+    def job_or_error(job_id: str) -> dict[str, Any]:
+        job = store.get(job_id)
+        if job is None:
+            raise HTTPException(404, "job not found")
+        if job["status"] == "expired":
+            raise HTTPException(410, "job expired")
+        return job
+
+    v2 = "/v2"
+
+    @app.post(v2 + "/jobs", status_code=201, dependencies=[Depends(auth)])
+    async def submit(request: Request) -> Response:
+        if (fault := await inject("submit")) is not None:
+            return fault
+        form = await request.form(max_part_size=64 * 1024 * 1024)
+        try:
+            config = json.loads(str(form.get("config") or "{}"))
+        except json.JSONDecodeError as exc:
+            raise HTTPException(400, "config is not JSON") from exc
+        upload = form.get("data_file")
+        if upload is None or isinstance(upload, str):
+            raise HTTPException(400, "data_file is required")
+        fd, tmp = tempfile.mkstemp(dir=settings.asr_dir, suffix=".upload")
+        with os.fdopen(fd, "wb") as out:
+            await asyncio.to_thread(shutil.copyfileobj, upload.file, out, 1024 * 1024)
+        from pathlib import Path
+
+        job = store.create(config, os.path.basename(upload.filename or "audio"), Path(tmp))
+        if settings.asr_faults and faults.take_reject():
+            store.reject(job["id"], "injected: audio rejected")
+        elif settings.asr_faults and faults.hold:
+            held.append(job["id"])
+        else:
+            start(job["id"])
+        return JSONResponse({"id": job["id"], "created_at": job["created_at"]}, 201)
+
+    @app.get(v2 + "/jobs/{job_id}", dependencies=[Depends(auth)])
+    async def status(job_id: str) -> Response:
+        if (fault := await inject("status")) is not None:
+            return fault
+        if settings.asr_faults and store.get(job_id) and faults.take_delete_on_poll():
+            store.delete(job_id)
+        return JSONResponse({"job": job_or_error(job_id)})
+
+    @app.get(v2 + "/jobs/{job_id}/transcript", dependencies=[Depends(auth)])
+    async def transcript(job_id: str, format: str = "json-v2") -> Response:  # noqa: A002 - API name
+        if (fault := await inject("transcript")) is not None:
+            return fault
+        job = job_or_error(job_id)
+        results = store.transcript(job_id) if job["status"] == "done" else None
+        if results is None:
+            raise HTTPException(404, "transcript not ready")
+        if format == "txt":
+            return PlainTextResponse(_text(results))
+        info = {k: job.get(k) for k in ("id", "created_at", "data_name", "duration", "tracking") if k in job}
+        return JSONResponse(
+            {
+                "format": JSON_V2,
+                "job": info,
+                "metadata": {
+                    "created_at": now_iso(),
+                    "type": "transcription",
+                    "transcription_config": job["config"].get("transcription_config", {}),
+                },
+                "results": results,
+            }
+        )
+
+    @app.delete(v2 + "/jobs/{job_id}", dependencies=[Depends(auth)])
+    async def delete(job_id: str, force: bool = False) -> Response:
+        if (fault := await inject("delete")) is not None:
+            return fault
+        job = store.get(job_id)
+        if job is None:
+            raise HTTPException(404, "job not found")
+        if job["status"] == "running" and not force:
+            raise HTTPException(423, "job is running; pass force=true")
+        return JSONResponse({"job": store.delete(job_id)})
+
+    @app.get(v2 + "/jobs", dependencies=[Depends(auth)])
+    async def list_jobs(created_before: str | None = None, limit: int = 100) -> Response:
+        if (fault := await inject("list")) is not None:
+            return fault
+        jobs = store.all()
+        if created_before:
+            cutoff = parse_iso(created_before)
+            jobs = [j for j in jobs if parse_iso(j["created_at"]) < cutoff]
+        return JSONResponse({"jobs": jobs[: max(1, min(limit, 10000))]})
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    if settings.asr_faults:
+        _fault_routes(app, faults, store, held, start)
+    return app
+
+
+def _fault_routes(app: FastAPI, faults: FaultState, store: JobStore, held: list[str], start: Any) -> None:
+    @app.post("/_faults/fail")
+    async def fail(body: dict[str, Any]) -> dict[str, str]:
+        faults.arm(body.get("kind", "any"), Armed(str(body["mode"]), int(body.get("count", 1)),  # type: ignore[arg-type]
+                                                  body.get("retry_after_s"), float(body.get("delay_s", 0))))
+        return {"armed": "ok"}
+
+    @app.post("/_faults/reject_next")
+    async def reject_next(body: dict[str, Any]) -> dict[str, int]:
+        faults.reject_next = int(body.get("count", 1))
+        return {"reject_next": faults.reject_next}
+
+    @app.post("/_faults/hold")
+    async def hold(body: dict[str, Any]) -> dict[str, bool]:
+        faults.hold = bool(body.get("hold", True))
+        if not faults.hold:
+            while held:
+                start(held.pop(0))
+        return {"hold": faults.hold}
+
+    @app.post("/_faults/delete_on_poll")
+    async def delete_on_poll(body: dict[str, Any]) -> dict[str, int]:
+        faults.delete_on_poll = int(body.get("count", 1))
+        return {"delete_on_poll": faults.delete_on_poll}
+
+    @app.post("/_faults/jobs/{job_id}/expire")
+    async def expire(job_id: str) -> dict[str, str]:
+        store.expire(job_id)
+        return {"expired": job_id}
+
+    @app.post("/_faults/reset")
+    async def reset() -> dict[str, str]:
+        faults.reset()
+        while held:
+            start(held.pop(0))
+        return {"reset": "ok"}
+
+    @app.get("/_faults/submissions")
+    async def submissions() -> dict[str, int]:
+        return store.submissions()

@@ -1,0 +1,71 @@
+"""Fault injection for the local recognizer service — off unless ``VERBATIM_ASR_FAULTS=true``.
+
+Tests arm faults over HTTP (``/_faults/…``): fail the next N requests of a kind with
+429/500 or a response slower than the client's timeout, reject audio, hold jobs in
+``running``, expire or delete a job (as if someone else had).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["submit", "status", "transcript", "delete", "list", "any"]
+Mode = Literal["429", "500", "503", "timeout"]
+
+
+@dataclass
+class Armed:
+    mode: Mode
+    count: int
+    retry_after_s: float | None = None
+    delay_s: float = 0.0
+
+
+@dataclass
+class FaultState:
+    """Armed faults; every method is thread-safe."""
+
+    failures: dict[str, list[Armed]] = field(default_factory=dict)
+    reject_next: int = 0
+    hold: bool = False
+    delete_on_poll: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def arm(self, kind: Kind, armed: Armed) -> None:
+        with self._lock:
+            self.failures.setdefault(kind, []).append(armed)
+
+    def take(self, kind: str) -> Armed | None:
+        """The fault to apply to this request, if one is armed for its kind (or for any)."""
+        with self._lock:
+            for key in (kind, "any"):
+                queue = self.failures.get(key) or []
+                while queue and queue[0].count <= 0:
+                    queue.pop(0)
+                if queue:
+                    queue[0].count -= 1
+                    return Armed(queue[0].mode, 1, queue[0].retry_after_s, queue[0].delay_s)
+            return None
+
+    def take_reject(self) -> bool:
+        with self._lock:
+            if self.reject_next > 0:
+                self.reject_next -= 1
+                return True
+            return False
+
+    def take_delete_on_poll(self) -> bool:
+        with self._lock:
+            if self.delete_on_poll > 0:
+                self.delete_on_poll -= 1
+                return True
+            return False
+
+    def reset(self) -> None:
+        with self._lock:
+            self.failures.clear()
+            self.reject_next = 0
+            self.hold = False
+            self.delete_on_poll = 0

@@ -1,0 +1,255 @@
+"""Audio helpers shared by the upload API and the local recognizer.
+
+`probe` tells whether a file is audio Verbatim accepts and how long it is, without
+decoding the whole file when the container states its length. `decode_pcm16k` turns
+any accepted file into the one shape the recognizer works on: float32 mono samples in
+[-1, 1] at 16 000 Hz.
+
+Files are identified by their content (FFmpeg's probing, via PyAV), never by their
+name: a text file called ``x.wav`` is rejected. Accepted containers and codecs:
+
+* WAV (PCM, A-law, mu-law), FLAC, MP3;
+* Ogg with Opus, Vorbis or FLAC;
+* MP4/M4A/MOV with AAC or ALAC;
+* WebM/Matroska with Opus, Vorbis, AAC, FLAC or MP3 (a video stream beside the audio is ignored).
+
+Every refusal is an `AudioUnreadable` whose message can be shown to the person who
+uploaded the file.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+import av.error
+import numpy as np
+
+from verbatim.errors import AudioUnreadable
+
+SAMPLE_RATE = 16_000
+"""Sample rate (Hz) of the arrays `decode_pcm16k` returns."""
+
+# FFmpeg demuxer name -> (label we report, codecs we accept in it).
+_ACCEPTED: dict[str, tuple[str, frozenset[str]]] = {
+    "wav": ("wav", frozenset({"pcm_alaw", "pcm_mulaw"})),  # plus every pcm_* (see _codec_ok)
+    "flac": ("flac", frozenset({"flac"})),
+    "ogg": ("ogg", frozenset({"opus", "vorbis", "flac"})),
+    "mp3": ("mp3", frozenset({"mp3", "mp3float"})),
+    "mov,mp4,m4a,3gp,3g2,mj2": ("mp4", frozenset({"aac", "alac"})),
+    "matroska,webm": ("matroska", frozenset({"opus", "vorbis", "aac", "flac", "mp3", "mp3float"})),
+}
+# WebM is the Matroska profile limited to Opus/Vorbis audio; FFmpeg reads both with one demuxer.
+_WEBM_CODECS = frozenset({"opus", "vorbis"})
+
+# Decoding the tail of a compressed file checks it is complete; a file whose decodable
+# audio ends this much before its stated duration is called truncated.
+_TAIL_S = 2.0
+_TRUNCATION_TOLERANCE_S = 1.0
+
+# FFmpeg's exceptions plus what the OS or PyAV raise on unreadable input.
+_DECODE_ERRORS: tuple[type[BaseException], ...] = (av.error.FFmpegError, OSError, ValueError, EOFError)
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    """What `probe` learned about an accepted audio file.
+
+    ``container`` is one of wav, flac, ogg, mp3, mp4, webm, matroska; ``codec`` is FFmpeg's codec
+    name (e.g. pcm_s16le, opus, aac); ``duration_s`` is in seconds (> 0);
+    ``sample_rate`` in Hz; ``channels`` the channel count of the audio stream.
+    """
+
+    container: str
+    codec: str
+    duration_s: float
+    sample_rate: int
+    channels: int
+
+
+def _codec_ok(demuxer: str, codec: str) -> bool:
+    allowed = _ACCEPTED[demuxer][1]
+    return codec in allowed or (demuxer == "wav" and codec.startswith("pcm_"))
+
+
+def _check_wav_header(path: Path, size: int) -> None:
+    """Raise AudioUnreadable when a RIFF/WAVE file's data chunk runs past the end of the file.
+
+    FFmpeg happily plays a truncated WAV (it just stops early) and reports the duration
+    the header promises, so truncation is caught here from the chunk sizes alone.
+    """
+    with path.open("rb") as f:
+        head = f.read(12)
+        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return  # RF64/W64 and friends: leave them to FFmpeg
+        pos = 12
+        while True:
+            f.seek(pos)
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                raise AudioUnreadable("WAV file has no audio data chunk (file cut short?)")
+            tag, length = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+            if tag == b"data":
+                # 0 and 0xFFFFFFFF are what streaming writers leave when they could not seek back.
+                if length not in (0, 0xFFFFFFFF) and pos + 8 + length > size:
+                    raise AudioUnreadable(
+                        f"WAV file is truncated: header promises {length} bytes of audio, "
+                        f"file holds {max(size - pos - 8, 0)}"
+                    )
+                return
+            pos += 8 + length + (length & 1)  # chunks are padded to even sizes
+
+
+def _frame_end_s(frame: av.AudioFrame) -> float | None:
+    if frame.pts is None or frame.time_base is None or not frame.sample_rate:
+        return None
+    return float(frame.pts * frame.time_base) + frame.samples / frame.sample_rate
+
+
+def _decoded_end_s(container: av.container.InputContainer, stream: av.audio.stream.AudioStream) -> float:
+    """Decode from the current position to the end; return the end time (s) of the last frame."""
+    end = 0.0
+    samples = 0
+    for frame in container.decode(stream):
+        samples += frame.samples
+        t = _frame_end_s(frame)
+        # Some demuxers give no timestamps: fall back to counting samples from the start.
+        end = t if t is not None else samples / (frame.sample_rate or 1)
+    return end
+
+
+def probe(path: str | os.PathLike[str]) -> AudioInfo:
+    """Identify an audio file by its content and return its `AudioInfo`.
+
+    Reads only the header and (for compressed formats) the first frame and the last
+    ~2 s, so a 1 GiB WAV is probed in milliseconds. A file whose container does not
+    state its duration (e.g. a MediaRecorder WebM) is decoded once to measure it.
+
+    Raises AudioUnreadable for: a missing or empty file, content that is not one of the
+    accepted containers/codecs, no audio stream, a zero duration, or a truncated or
+    corrupt file.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise AudioUnreadable(f"cannot read file: {exc.strerror or exc}") from exc
+    if size == 0:
+        raise AudioUnreadable("file is empty")
+    try:
+        with av.open(str(p), mode="r") as container:
+            demuxer = container.format.name
+            if demuxer not in _ACCEPTED:
+                raise AudioUnreadable(f"unsupported file type ({container.format.long_name or demuxer})")
+            if not container.streams.audio:
+                raise AudioUnreadable("file has no audio stream")
+            stream = container.streams.audio[0]
+            codec = stream.codec_context.name
+            if not _codec_ok(demuxer, codec):
+                raise AudioUnreadable(f"unsupported audio codec {codec!r} in {_ACCEPTED[demuxer][0]} file")
+            if demuxer == "wav":
+                _check_wav_header(p, size)
+            stated = _stated_duration_s(container, stream)
+            first = next(iter(container.decode(stream)), None)
+            if first is None:
+                raise AudioUnreadable("file holds no decodable audio")
+            sample_rate = stream.codec_context.sample_rate or first.sample_rate
+            channels = stream.codec_context.channels or len(first.layout.channels)
+            if stated is None:
+                duration = _decoded_end_s(container, stream)
+                first_end = _frame_end_s(first) or first.samples / first.sample_rate
+                duration = max(duration, first_end)
+            else:
+                duration = stated
+                if demuxer != "wav":
+                    _check_tail(container, stream, stated)
+    except AudioUnreadable:
+        raise
+    except _DECODE_ERRORS as exc:
+        raise AudioUnreadable(f"not a readable audio file ({_describe(exc)})") from exc
+    if not duration > 0:
+        raise AudioUnreadable("audio has zero duration")
+    label = _ACCEPTED[demuxer][0]
+    if label == "matroska" and codec in _WEBM_CODECS:
+        label = "webm"
+    return AudioInfo(
+        container=label,
+        codec=codec,
+        duration_s=float(duration),
+        sample_rate=int(sample_rate),
+        channels=int(channels),
+    )
+
+
+def _stated_duration_s(
+    container: av.container.InputContainer, stream: av.audio.stream.AudioStream
+) -> float | None:
+    """Duration (s) the container states for the stream, or None when it states none."""
+    if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None and container.duration > 0:
+        return container.duration / av.time_base
+    return None
+
+
+def _check_tail(
+    container: av.container.InputContainer, stream: av.audio.stream.AudioStream, stated_s: float
+) -> None:
+    """Decode the last ~2 s and raise AudioUnreadable if the audio stops well before ``stated_s``."""
+    start = max(stated_s - _TAIL_S, 0.0)
+    if stream.time_base is not None and start > 0:
+        container.seek(int(start / stream.time_base), stream=stream, backward=True, any_frame=False)
+    end = _decoded_end_s(container, stream)
+    if start == 0.0 or end > 0.0:
+        if end < stated_s - max(_TRUNCATION_TOLERANCE_S, 0.02 * stated_s):
+            raise AudioUnreadable(
+                f"file is truncated: audio stops at {end:.1f} s of a stated {stated_s:.1f} s"
+            )
+    else:
+        raise AudioUnreadable(f"file is truncated: no audio near its stated end ({stated_s:.1f} s)")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, av.error.FFmpegError):
+        return exc.strerror or type(exc).__name__
+    return str(exc) or type(exc).__name__
+
+
+def decode_pcm16k(path: str | os.PathLike[str]) -> np.ndarray:
+    """Decode an accepted audio file to mono float32 samples in [-1, 1] at 16 000 Hz.
+
+    Returns a 1-D array of shape (n_samples,); ``n_samples / 16000`` is the duration in
+    seconds. Channels are averaged to mono and the rate converted by FFmpeg's resampler
+    (PyAV `AudioResampler`), frame by frame: memory holds the output array plus one frame.
+
+    Raises AudioUnreadable when the file cannot be opened or decoded, or holds no audio.
+    """
+    info = probe(path)
+    # Preallocate from the probed duration (plus slack) so the output is not built from
+    # a list of chunks and then copied; grow by doubling if the estimate was short.
+    out = np.empty(int(info.duration_s * SAMPLE_RATE * 1.01) + SAMPLE_RATE, dtype=np.float32)
+    n = 0
+    try:
+        with av.open(str(path), mode="r") as container:
+            stream = container.streams.audio[0]
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
+            frames = container.decode(stream)
+            while True:
+                frame = next(frames, None)
+                for res in resampler.resample(frame):
+                    chunk = res.to_ndarray().reshape(-1)
+                    if n + chunk.size > out.size:
+                        out = np.resize(out, max(out.size * 2, n + chunk.size))
+                    out[n : n + chunk.size] = chunk
+                    n += chunk.size
+                if frame is None:  # resample(None) above flushed the resampler
+                    break
+    except _DECODE_ERRORS as exc:
+        raise AudioUnreadable(f"audio could not be decoded ({_describe(exc)})") from exc
+    if n == 0:
+        raise AudioUnreadable("file holds no decodable audio")
+    np.clip(out[:n], -1.0, 1.0, out=out[:n])
+    return out[:n].copy() if n < out.size * 0.9 else out[:n]

@@ -1,0 +1,220 @@
+"""``verbatim`` command line (typer + rich). Run ``verbatim --help``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from verbatim.config import get_settings, load_settings
+from verbatim.errors import VerbatimError
+
+app = typer.Typer(help="Verbatim: therapy session recordings in, speaker-labelled transcripts out.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+token_app = typer.Typer(help="Create and revoke API tokens.", no_args_is_help=True)
+sessions_app = typer.Typer(help="Inspect and retry sessions (admin).", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+app.add_typer(sessions_app, name="sessions")
+console = Console()
+
+
+def _urls() -> tuple[str, str]:
+    from verbatim.runtime import require_urls
+
+    return require_urls(get_settings())
+
+
+def _configure_logs() -> None:
+    from verbatim.telemetry.logs import configure
+
+    s = get_settings()
+    configure(s.log_level, s.log_json)
+
+
+@app.command()
+def demo(
+    files: Annotated[list[Path] | None, typer.Argument(help="Your own recordings (default: the samples)")] = None,
+    client: Annotated[list[str] | None, typer.Option(help="Client id(s) for your recordings")] = None,
+) -> None:
+    """Start the whole stack, upload sessions, show progress, print transcripts, shut down."""
+    from verbatim.demo import run_demo
+
+    raise typer.Exit(run_demo(files or [], client or []))
+
+
+@app.command()
+def up() -> None:
+    """Run the whole stack in the foreground (embedded servers when no URLs are set); Ctrl-C stops it."""
+    from verbatim.stack import Stack, ensure_servers
+
+    settings = load_settings()
+    servers = ensure_servers(settings, console.print)
+    stack = Stack(settings, servers, settings.data_dir / "logs")
+    try:
+        stack.start()
+        console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
+                      f"logs in {stack.log_dir}. Ctrl-C to stop.")
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        while all(c.proc.poll() is None for c in stack.children):
+            time.sleep(1)
+        console.print("[red]a process exited; stopping[/red]")
+    except KeyboardInterrupt:
+        console.print("stopping…")
+    finally:
+        stack.stop()
+        servers.stop()
+
+
+@app.command()
+def migrate() -> None:
+    """Apply database migrations (safe when several processes run it at once)."""
+    from verbatim.db.migrate import upgrade
+
+    database_url, _ = _urls()
+    upgrade(database_url)
+    console.print("database schema is up to date")
+
+
+@app.command()
+def api() -> None:
+    """Serve the HTTP API (uvicorn) on VERBATIM_API_HOST:VERBATIM_API_PORT."""
+    import uvicorn
+
+    from verbatim.api.app import create_app
+
+    _configure_logs()
+    s = get_settings()
+    uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning", timeout_graceful_shutdown=10)
+
+
+@app.command("asr-server")
+def asr_server() -> None:
+    """Serve the local Speechmatics-compatible recognizer on VERBATIM_ASR_HOST:VERBATIM_ASR_PORT."""
+    import uvicorn
+
+    from verbatim.asr_server.app import create_app
+
+    s = get_settings()
+    uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+@app.command()
+def worker(name: Annotated[str, typer.Option(help="Worker node name")] = "capture") -> None:
+    """Run one capture worker (Celery, solo pool: one session per process)."""
+    _configure_logs()
+    _urls()
+    from workers.app import app as celery
+
+    celery.worker_main(
+        ["worker", "--pool", "solo", "--concurrency", "1", "-Q", "capture,sweeps", "-n", f"{name}@%h",
+         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    )
+
+
+@app.command()
+def beat() -> None:
+    """Run Celery beat, which schedules the sweeps every VERBATIM_SWEEP_INTERVAL_S seconds."""
+    _configure_logs()
+    _urls()
+    from workers.app import app as celery
+
+    schedule = get_settings().data_dir / f"beat-schedule-{os.getpid()}"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        celery.start(["beat", "--loglevel", "WARNING", "-s", str(schedule)])
+    finally:
+        for leftover in schedule.parent.glob(schedule.name + "*"):
+            leftover.unlink(missing_ok=True)
+
+
+@app.command()
+def upload(
+    file: Path,
+    client: Annotated[list[str], typer.Option(help="Client id (repeat for couples/family)")],
+    token: Annotated[str, typer.Option(envvar="VERBATIM_TOKEN", help="Bearer token")],
+    api_url: Annotated[str, typer.Option(envvar="VERBATIM_API_URL")] = "http://127.0.0.1:8000",
+    session_type: str = "individual",
+    consent_method: str = "verbal",
+) -> None:
+    """Upload a recording through the HTTP API and print the new session id."""
+    from verbatim.client import ApiClient
+
+    with ApiClient(api_url, token) as c:
+        session = c.upload(file, client, session_type=session_type, consent_method=consent_method)
+    console.print(session["id"])
+
+
+@token_app.command("create")
+def token_create(
+    clinic: Annotated[str, typer.Option(help="Clinic name (created if new)")],
+    therapist: Annotated[str | None, typer.Option(help="Therapist name (created if new)")] = None,
+    scope: Annotated[str, typer.Option(help="therapist | clinic_admin | admin")] = "therapist",
+    days: Annotated[float, typer.Option(help="Days until it expires")] = 90,
+) -> None:
+    """Issue a bearer token and print it (it is stored hashed and never shown again)."""
+    from verbatim.auth import create_token
+
+    database_url, _ = _urls()
+    try:
+        print(create_token(database_url, therapist=therapist, clinic=clinic, scope=scope, expires_in_days=days))
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+
+
+@token_app.command("revoke")
+def token_revoke(token: str) -> None:
+    """Revoke a token (given in clear)."""
+    from verbatim.auth import revoke
+
+    database_url, _ = _urls()
+    revoke(database_url, token)
+    console.print("revoked")
+
+
+@sessions_app.command("list")
+def sessions_list(status: Annotated[str | None, typer.Option(help="failed, blocked, …")] = None) -> None:
+    """List sessions (newest first), optionally by status."""
+    from verbatim.admin import list_sessions
+
+    table = Table("id", "status", "runs", "failure_code", "updated")
+    for row in list_sessions(_urls()[0], status):
+        table.add_row(str(row.id), row.status, str(row.runs), row.failure_code or "", str(row.updated_at))
+    console.print(table)
+
+
+@sessions_app.command("show")
+def sessions_show(session_id: uuid.UUID) -> None:
+    """Show one session and its event log."""
+    from verbatim.admin import show_session
+
+    console.print_json(data=show_session(_urls()[0], session_id))
+
+
+@sessions_app.command("retry")
+def sessions_retry(session_id: uuid.UUID) -> None:
+    """Retry a blocked session (after fixing the configuration): back to queued, then enqueued."""
+    from verbatim.admin import retry_session
+
+    retry_session(get_settings(), session_id)
+    console.print(f"{session_id} queued again")
+
+
+def main() -> None:
+    try:
+        app()
+    except VerbatimError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

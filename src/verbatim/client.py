@@ -1,0 +1,55 @@
+"""A small HTTP client for the Verbatim API (used by ``verbatim upload`` and the demo)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+class ApiClient:
+    """Calls ``/v1`` with a bearer token. Raises httpx.HTTPStatusError on error answers."""
+
+    def __init__(self, base_url: str, token: str, timeout_s: float = 120.0):
+        self._http = httpx.Client(base_url=base_url, headers={"authorization": f"Bearer {token}"},
+                                  timeout=timeout_s)
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def upload(
+        self, path: Path, client_ids: list[str], *, session_type: str = "individual",
+        consent_method: str = "verbal", idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """POST /v1/sessions with the file streamed from disk; returns the session JSON."""
+        metadata = {
+            "client_ids": client_ids,
+            "recorded_at": datetime.now(UTC).isoformat(),
+            "session_type": session_type,
+            "consent": {"obtained": True, "method": consent_method, "obtained_at": datetime.now(UTC).isoformat()},
+        }
+        headers = {"idempotency-key": idempotency_key or uuid.uuid4().hex}
+        with open(path, "rb") as fh:
+            response = self._http.post(
+                "/v1/sessions", files={"audio": (path.name, fh, "application/octet-stream")},
+                data={"metadata": json.dumps(metadata)}, headers=headers,
+            )
+        response.raise_for_status()
+        return response.json()  # type: ignore[no-any-return]
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        response = self._http.get(f"/v1/sessions/{session_id}")
+        response.raise_for_status()
+        return response.json()  # type: ignore[no-any-return]
+
+    def transcript(self, session_id: str) -> dict[str, Any]:
+        response = self._http.get(f"/v1/sessions/{session_id}/transcript")
+        response.raise_for_status()
+        return response.json()  # type: ignore[no-any-return]

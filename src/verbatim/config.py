@@ -1,0 +1,158 @@
+"""The one settings object, read from ``VERBATIM_*`` environment variables.
+
+Every timing is a setting so tests can run the whole durability machinery in seconds.
+Unsafe combinations raise ConfigError at start-up (pydantic validation) instead of
+failing later at 3 a.m. `.env.example` lists every field with its default.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from verbatim.errors import ConfigError
+
+
+class Settings(BaseSettings):
+    """Verbatim configuration. Times are seconds, sizes bytes, unless the name says otherwise."""
+
+    model_config = SettingsConfigDict(env_prefix="VERBATIM_", env_file=None, extra="ignore")
+
+    # --- where things live -------------------------------------------------------------
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL of PostgreSQL; unset → an embedded server is started"
+    )
+    redis_url: str | None = Field(None, description="Redis URL (broker, leases); unset → embedded server")
+    data_dir: Path = Field(Path(".verbatim"), description="Audio volume, embedded servers' data, job store")
+
+    # --- API ----------------------------------------------------------------------------
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
+    max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
+
+    # --- recognizer (Speechmatics batch API or the local asr-server) ----------------------
+    recognizer_url: str = Field(
+        "http://127.0.0.1:8700/v2", description="Speechmatics batch API base URL (…/v2)"
+    )
+    recognizer_api_key: str = Field("local-dev-key", description="Speechmatics API key")
+    recognizer_language: str = "en"
+    recognizer_request_timeout_s: float = Field(30.0, gt=0, description="Per-attempt HTTP timeout")
+    recognizer_retry_budget_s: float = Field(
+        120.0, gt=0, description="Wall-clock budget for retrying one transient recognizer call"
+    )
+    recognizer_max_attempts: int = Field(8, ge=1)
+    recognizer_poll_min_s: float = Field(0.5, gt=0, description="First wait between job-status polls")
+    recognizer_poll_max_s: float = Field(10.0, gt=0, description="Longest wait between job-status polls")
+    recognizer_job_timeout_s: float = Field(
+        6 * 3600.0, gt=0, description="Give up waiting for one vendor job after this long"
+    )
+
+    # --- the local recognizer service (verbatim asr-server) -------------------------------
+    asr_host: str = "127.0.0.1"
+    asr_port: int = 8700
+    asr_api_key: str = Field("local-dev-key", description="Key the asr-server accepts")
+    asr_workers: int = Field(2, ge=1, description="Recognition processes in the asr-server's pool")
+    asr_job_ttl_s: float = Field(7 * 86400.0, gt=0, description="asr-server jobs expire after this long")
+    asr_faults: bool = Field(False, description="Enable the asr-server's fault-injection endpoints (tests)")
+
+    # --- capture run --------------------------------------------------------------------
+    lease_ttl_s: float = Field(60.0, gt=0, description="Lease time-to-live (SET NX PX)")
+    heartbeat_s: float = Field(15.0, gt=0, description="Lease renewal period")
+    max_runs: int = Field(5, ge=1, description="Runs past this fail the session as `interrupted`")
+    polished_runs: int = Field(3, ge=1, description="Runs past this publish without model passes")
+
+    # --- sweeps (Celery beat) -----------------------------------------------------------
+    sweep_interval_s: float = Field(60.0, gt=0, description="How often beat runs the sweeps")
+    queue_marker_ttl_s: float = Field(
+        2 * 3600.0, gt=0, description="A queued session not started within this is re-queued"
+    )
+    vendor_job_max_age_s: float = Field(6 * 3600.0, gt=0, description="Unreferenced vendor jobs older → deleted")
+    orphan_audio_grace_s: float = Field(3600.0, gt=0, description="Audio with no live session older → deleted")
+
+    # --- deploys and teardown -------------------------------------------------------------
+    drain_s: float = Field(600.0, ge=0, description="SIGTERM: running sessions may finish for this long")
+    # The invariant DESIGN.md asks for, checked below:
+    #   teardown_budget_s + teardown_attempt_timeout_s < shutdown_window_s - drain_s
+    #   defaults: 20 + 5 = 25 < 660 - 600 = 60, so a teardown that starts at the very end of
+    #   the drain window still finishes before the orchestrator's SIGKILL (stop_grace_period 11m).
+    shutdown_window_s: float = Field(660.0, gt=0, description="Stop grace period (SIGTERM → SIGKILL)")
+    teardown_budget_s: float = Field(20.0, gt=0, description="Total wall-clock budget of each teardown write")
+    teardown_attempt_timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout of a teardown write")
+
+    # --- polish (model passes) ---------------------------------------------------------
+    polisher: Literal["rules", "openai"] = "rules"
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = None
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_retry_budget_s: float = Field(120.0, gt=0)
+
+    # --- notifications -------------------------------------------------------------------
+    webhook_url: str | None = Field(None, description="POSTed on transcript ready / session failed")
+    webhook_secret: str | None = Field(None, description="HMAC-SHA256 key for the X-Verbatim-Signature header")
+    webhook_budget_s: float = Field(30.0, gt=0)
+
+    # --- workers -------------------------------------------------------------------------
+    metrics_port: int | None = Field(None, description="Prometheus port of a capture worker (None: off)")
+    log_level: str = "INFO"
+    log_json: bool = True
+
+    # --- test-only fault hooks (inert unless set) -----------------------------------------
+    crash_point: str | None = Field(None, description="Named point at which the worker SIGKILLs itself (tests)")
+    crash_marker: Path | None = Field(None, description="File that makes a crash point fire only once")
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Settings:
+        if self.heartbeat_s * 2 > self.lease_ttl_s:
+            raise ValueError(
+                f"heartbeat_s={self.heartbeat_s} must be at most half of lease_ttl_s={self.lease_ttl_s}: "
+                "one missed heartbeat must not lose the lease"
+            )
+        if self.polished_runs > self.max_runs:
+            raise ValueError("polished_runs must not exceed max_runs")
+        left = self.shutdown_window_s - self.drain_s
+        if not self.teardown_budget_s + self.teardown_attempt_timeout_s < left:
+            raise ValueError(
+                f"teardown_budget_s + teardown_attempt_timeout_s = "
+                f"{self.teardown_budget_s + self.teardown_attempt_timeout_s} must be < shutdown_window_s - "
+                f"drain_s = {left}: a teardown write must finish before the orchestrator kills the worker"
+            )
+        if self.polisher == "openai" and not self.llm_base_url:
+            raise ValueError("polisher=openai needs VERBATIM_LLM_BASE_URL")
+        if self.recognizer_poll_min_s > self.recognizer_poll_max_s:
+            raise ValueError("recognizer_poll_min_s must not exceed recognizer_poll_max_s")
+        return self
+
+    @property
+    def audio_dir(self) -> Path:
+        """Finished recordings, one file per session (`<session id>.audio`)."""
+        return self.data_dir / "audio"
+
+    @property
+    def incoming_dir(self) -> Path:
+        """Uploads being written; renamed into audio_dir only once complete and fsynced."""
+        return self.data_dir / "incoming"
+
+    @property
+    def asr_dir(self) -> Path:
+        """The local recognizer service's durable job store."""
+        return self.data_dir / "asr-jobs"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment (plus explicit overrides); raises ConfigError when unsafe."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once."""
+    return load_settings()

@@ -1,0 +1,54 @@
+"""Database engines and sessions, created per process (never at import time).
+
+An engine shared across a fork breaks in odd ways (DESIGN.md), so ``engine()`` keys its
+cache on the process id: a forked child builds its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.orm import sessionmaker
+
+_engines: dict[tuple[int, str], Engine] = {}
+
+
+def engine(url: str) -> Engine:
+    """This process's engine for ``url`` (pool_pre_ping: survives a PostgreSQL restart)."""
+    key = (os.getpid(), url)
+    eng = _engines.get(key)
+    if eng is None:
+        eng = create_engine(
+            url,
+            pool_pre_ping=True,
+            pool_size=5,
+            max_overflow=5,
+            pool_recycle=1800,
+            # a hung server must not hang a run forever: connect and statements are bounded
+            connect_args={"connect_timeout": 10, "options": "-c statement_timeout=30000"},
+        )
+        _engines[key] = eng
+    return eng
+
+
+@contextmanager
+def db_session(url: str) -> Iterator[OrmSession]:
+    """A unit of work: commits on success, rolls back on error, always closes."""
+    factory = sessionmaker(engine(url), expire_on_commit=False)
+    with factory() as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def dispose_all() -> None:
+    """Drop this process's pooled connections (tests, shutdown)."""
+    for key in [k for k in _engines if k[0] == os.getpid()]:
+        _engines.pop(key).dispose()

@@ -1,0 +1,186 @@
+"""PostgreSQL schema: the source of truth. Redis holds only what can be rebuilt from here.
+
+``alembic upgrade head`` must produce exactly this schema (tests/integration/test_migrations.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def _uuid() -> Mapped[uuid.UUID]:
+    return mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+
+
+def _now() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+class Clinic(Base):
+    """A practice; therapists belong to one."""
+
+    __tablename__ = "clinics"
+    id: Mapped[uuid.UUID] = _uuid()
+    name: Mapped[str] = mapped_column(String(200), nullable=False, unique=True)
+    created_at: Mapped[datetime] = _now()
+
+
+class Therapist(Base):
+    """A clinician who records sessions and reads their transcripts."""
+
+    __tablename__ = "therapists"
+    __table_args__ = (UniqueConstraint("clinic_id", "name", name="uq_therapists_clinic_name"),)
+    id: Mapped[uuid.UUID] = _uuid()
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    created_at: Mapped[datetime] = _now()
+
+
+class ApiToken(Base):
+    """A bearer token, stored as its SHA-256 only. Scope: therapist, clinic_admin or admin."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[uuid.UUID] = _uuid()
+    token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    scope: Mapped[str] = mapped_column(String(20), nullable=False)
+    therapist_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("therapists.id"))
+    clinic_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("clinics.id"))
+    created_at: Mapped[datetime] = _now()
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Session(Base):
+    """One recorded therapy session and everything a capture run needs to resume it.
+
+    ``fence`` is the fencing token: bumped (with ``runs``) by the statement that starts a
+    run; every later write of that run is conditional on it. ``raw_turns`` is the
+    checkpoint: the speaker turns exactly as the recognizer gave them.
+    """
+
+    __tablename__ = "sessions"
+    __table_args__ = (
+        UniqueConstraint("therapist_id", "idempotency_key", name="uq_sessions_therapist_idempotency"),
+        # The stalled-session sweep reads only sessions with work outstanding: a partial index
+        # keeps it cheap however many finished sessions pile up.
+        Index(
+            "ix_sessions_active",
+            "updated_at",
+            postgresql_where=text("status IN ('queued', 'recognizing', 'checkpointed', 'publishing')"),
+        ),
+        Index("ix_sessions_therapist_created", "therapist_id", "created_at"),
+    )
+    id: Mapped[uuid.UUID] = _uuid()
+    therapist_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("therapists.id"), nullable=False)
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, server_default="queued")
+    client_ids: Mapped[list[str]] = mapped_column(JSONB, nullable=False)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    session_type: Mapped[str] = mapped_column(String(20), nullable=False)
+    consent: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
+    # the recording on our volume (None once deleted)
+    audio_path: Mapped[str | None] = mapped_column(Text)
+    audio_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    audio_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    audio_duration_s: Mapped[float] = mapped_column(Float, nullable=False)
+    audio_format: Mapped[str] = mapped_column(String(40), nullable=False)
+    # capture-run bookkeeping
+    runs: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    fence: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    polished: Mapped[bool | None] = mapped_column(Boolean)
+    failure_code: Mapped[str | None] = mapped_column(String(60))
+    failure_detail: Mapped[str | None] = mapped_column(Text)
+    vendor_job_id: Mapped[str | None] = mapped_column(String(100))
+    vendor_submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    raw_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    # the published turns (polished text, speaker labels) from which the per-client split is made
+    published_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    speaker_map: Mapped[dict[str, str] | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Transcript(Base):
+    """A published transcript: one per client id of the session (couples/family split)."""
+
+    __tablename__ = "transcripts"
+    __table_args__ = (UniqueConstraint("session_id", "client_id", name="uq_transcripts_session_client"),)
+    id: Mapped[uuid.UUID] = _uuid()
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("sessions.id"), nullable=False)
+    client_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    segments: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, nullable=False)
+    polished: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    created_at: Mapped[datetime] = _now()
+
+
+class VendorSubmission(Base):
+    """Submission ledger: one row written *before* each vendor submit, so an orphan job can be found."""
+
+    __tablename__ = "vendor_submissions"
+    id: Mapped[uuid.UUID] = _uuid()
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("sessions.id"), nullable=False, index=True)
+    run: Mapped[int] = mapped_column(Integer, nullable=False)
+    vendor_job_id: Mapped[str | None] = mapped_column(String(100))
+    submitted_at: Mapped[datetime] = _now()
+    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    delete_reason: Mapped[str | None] = mapped_column(String(40))
+
+
+class SessionEvent(Base):
+    """What happened to a session, in order: the therapist-facing log (ready, failed, interrupted…)."""
+
+    __tablename__ = "session_events"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("sessions.id"), nullable=False, index=True)
+    run: Mapped[int] = mapped_column(Integer, nullable=False)
+    kind: Mapped[str] = mapped_column(String(40), nullable=False)
+    failure_code: Mapped[str | None] = mapped_column(String(60))
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = _now()
+
+
+class AuditEntry(Base):
+    """Append-only audit row (who, what, when, from where); a trigger refuses UPDATE and DELETE."""
+
+    __tablename__ = "audit_log"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    token_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    therapist_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    action: Mapped[str] = mapped_column(String(40), nullable=False)
+    session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    remote_addr: Mapped[str | None] = mapped_column(String(64))
+    at: Mapped[datetime] = _now()

@@ -1,0 +1,117 @@
+"""``verbatim demo``: the main job end to end, on this machine, in one command.
+
+Starts the stack (embedded PostgreSQL/Redis when no URLs are set), uploads the sample
+sessions through the HTTP API, shows live progress per session, prints each transcript
+with speaker labels and its word error rate against the reference, and shuts down.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from verbatim.auth import create_token
+from verbatim.client import ApiClient
+from verbatim.stack import Stack, ensure_servers, settings_for_stack
+
+STAGES = ["queued", "recognizing", "checkpointed", "publishing", "ready"]
+TIMEOUT_S = 900
+console = Console()
+
+
+def samples_dir() -> Path:
+    """The repository's ``samples/`` folder (next to the checkout, or in the current directory)."""
+    for root in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if (root / "samples" / "jfk.wav").exists():
+            return root / "samples"
+    raise FileNotFoundError("samples/ not found: run the demo from the Verbatim checkout")
+
+
+def reference_text(audio: Path) -> str | None:
+    """The reference transcript shipped next to a sample, if any (.txt, or a turns .json)."""
+    if audio.with_suffix(".txt").exists():
+        return audio.with_suffix(".txt").read_text().strip()
+    if audio.with_suffix(".json").exists():
+        return " ".join(turn["text"] for turn in json.loads(audio.with_suffix(".json").read_text()))
+    return None
+
+
+def run_demo(files: list[Path], client_ids: list[str]) -> int:
+    """Run the demo; returns the process exit code (0 when every session was published)."""
+    if not files:
+        samples = samples_dir()
+        files = [samples / "therapy_dialogue.wav", samples / "jfk.wav"]
+    for f in files:
+        if not f.is_file():
+            console.print(f"[red]no such file: {f}[/red]")
+            return 2
+    settings = settings_for_stack()
+    servers = ensure_servers(settings, console.print)
+    stack = Stack(settings, servers, settings.data_dir / "logs")
+    try:
+        console.print("starting the recognizer service, API, two capture workers and beat…")
+        stack.start()
+        token = create_token(servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic", expires_in_days=1)
+        with ApiClient(stack.api_url, token) as api:
+            ids = {}
+            for i, f in enumerate(files):
+                clients = client_ids or [f"client-{i + 1}"]
+                ids[f] = api.upload(f, clients)["id"]
+                console.print(f"uploaded {f.name} → session {ids[f]}")
+            done = _follow(api, ids)
+            ok = all(s["status"] == "ready" for s in done.values())
+            for f, sid in ids.items():
+                _print_transcript(api, f, sid, done[f])
+        console.print(f"logs: {stack.log_dir}")
+        return 0 if ok else 1
+    finally:
+        console.print("shutting down…")
+        stack.stop()
+        servers.stop()
+
+
+def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:  # type: ignore[type-arg]
+    """Rich progress bars per session until each is ready or failed (or the timeout)."""
+    final: dict[Path, dict] = {}  # type: ignore[type-arg]
+    with Progress(TextColumn("{task.description:<28}"), BarColumn(), TextColumn("{task.fields[status]:<14}"),
+                  TimeElapsedColumn(), console=console) as progress:
+        tasks = {f: progress.add_task(f.name, total=len(STAGES) - 1, status="queued") for f in ids}
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(final) < len(ids) and time.monotonic() < deadline:
+            for f, sid in ids.items():
+                if f in final:
+                    continue
+                session = api.session(sid)
+                status = session["status"]
+                step = STAGES.index(status) if status in STAGES else len(STAGES) - 1
+                progress.update(tasks[f], completed=step, status=status)
+                if status in ("ready", "failed", "blocked", "deleted"):
+                    final[f] = session
+            time.sleep(0.5)
+    for f, sid in ids.items():
+        final.setdefault(f, api.session(sid))
+    return final
+
+
+def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> None:  # type: ignore[type-arg]
+    from verbatim.asr_server.scoring import word_error_rate
+
+    console.rule(f"{audio.name}  ({session['status']}, runs={session['runs']}, polished={session['polished']})")
+    if session["status"] != "ready":
+        console.print(f"[red]failed: {session['failure_code']}[/red]")
+        return
+    body = api.transcript(sid)
+    for record in body["transcripts"]:
+        console.print(f"[bold]record for {record['client_id']}[/bold]")
+        for seg in record["segments"]:
+            colour = "cyan" if seg["speaker"] == "therapist" else "green"
+            console.print(f"  [{colour}]{seg['speaker']:>10}[/{colour}] [{seg['start_s']:6.1f}s] {seg['text']}")
+    reference = reference_text(audio)
+    if reference is not None:
+        heard = " ".join(seg["text"] for seg in body["transcripts"][0]["segments"])
+        console.print(f"[bold]word error rate vs reference: {word_error_rate(reference, heard):.3f}[/bold] "
+                      "(offline pocketsphinx recognizer)")

@@ -1,0 +1,98 @@
+"""One shallow exception hierarchy for Verbatim.
+
+Domain code raises these; only the API edge maps them to HTTP status codes.
+Recognizer errors carry the failure class DESIGN.md names: transient (retried inside
+the run, never spends a run), configuration (session blocked, audio kept), permanent
+(session failed with a named failure code).
+"""
+
+from __future__ import annotations
+
+
+class VerbatimError(Exception):
+    """Base of every error Verbatim raises on purpose."""
+
+
+class ConfigError(VerbatimError):
+    """Raised when settings are invalid or an unsafe combination is asked for."""
+
+
+class AudioUnreadable(VerbatimError):
+    """Raised when a file is not audio we can decode (unknown container, no audio stream, corrupt or truncated data)."""
+
+
+class EmbeddedServerError(VerbatimError):
+    """Raised when an embedded PostgreSQL or Redis cannot be started (missing binary, port taken, unusable data directory)."""
+
+
+class IllegalTransition(VerbatimError):
+    """Raised when a session is asked to move between states the state machine does not connect."""
+
+
+class NotFound(VerbatimError):
+    """Raised when a session, transcript or token does not exist or is not visible to the caller."""
+
+
+class RunStopped(VerbatimError):
+    """Raised inside a capture run when it must stop at once and write nothing more.
+
+    Subclasses say why; the run releases what it holds and leaves the session to whoever
+    is newer.
+    """
+
+
+class LeaseLost(RunStopped):
+    """Raised when the run's Redis lease expired or was taken by another run (heartbeat failed)."""
+
+
+class FenceLost(RunStopped):
+    """Raised when a fenced write matched zero rows: a newer run has bumped the session's fence."""
+
+
+class RunCancelled(RunStopped):
+    """Raised when the worker is draining and the run passed its cancel deadline (SIGTERM + drain window)."""
+
+
+class RecognizerError(VerbatimError):
+    """Base of errors from the recognizer (Speechmatics batch API or the local service)."""
+
+    failure_code: str = "recognizer_error"
+
+
+class RecognizerTransient(RecognizerError):
+    """Raised on a fault worth retrying: 429, 5xx, timeouts, connection errors.
+
+    ``retry_after_s`` is the server's Retry-After in seconds when it sent one.
+    """
+
+    failure_code = "recognizer_unavailable"
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class RecognizerAuth(RecognizerError):
+    """Raised when the recognizer refuses our API key (401/403): a configuration fault, audio is kept."""
+
+    failure_code = "recognizer_auth"
+
+
+class AudioRejected(RecognizerError):
+    """Raised when the recognizer rejected the audio (job status ``rejected`` or a 4xx on submit)."""
+
+    failure_code = "audio_rejected"
+
+
+class RecognizerJobLost(RecognizerError):
+    """Raised when a vendor job expired or was deleted before its speaker turns were saved."""
+
+    failure_code = "recognizer_job_lost"
+
+
+class PolishError(VerbatimError):
+    """Raised when a polish (model) pass fails; publish falls back to the transcript as heard."""
+
+
+class PolishTransient(PolishError):
+    """Raised on an LLM fault worth retrying (429, 5xx, timeout)."""

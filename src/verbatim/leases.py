@@ -1,0 +1,101 @@
+"""The capture-run lease: Redis ``SET NX PX`` with a token, renewed by a heartbeat thread.
+
+The lease keeps two runs from working at once; it does not make writes safe (a paused
+process can outlive it) — the PostgreSQL fencing token does that (``verbatim.db.repo``).
+Renewal and release compare the token in Lua, so a run never extends or deletes a lease
+that is no longer its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from types import TracebackType
+
+import redis
+
+from verbatim import keys
+from verbatim.errors import LeaseLost
+
+# KEYS[1] = lease key, ARGV[1] = token, ARGV[2] = ttl in ms
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+# KEYS[1] = lease key, ARGV[1] = token
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+class Lease:
+    """One run's lease on one session.
+
+    ``acquire()`` → bool; while held, a daemon thread renews it every ``heartbeat_s``
+    seconds. ``check()`` raises LeaseLost once a renewal found the lease gone or not ours.
+    """
+
+    def __init__(self, client: redis.Redis, session_id: uuid.UUID | str, ttl_s: float, heartbeat_s: float):
+        self._redis = client
+        self.key = keys.lease(session_id)
+        self.token = uuid.uuid4().hex  # a new token per run
+        self._ttl_ms = int(ttl_s * 1000)
+        self._heartbeat_s = heartbeat_s
+        self._stop = threading.Event()
+        self._lost = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def acquire(self) -> bool:
+        """Take the lease if nobody holds it; start the heartbeat. False when held by another run."""
+        if not self._redis.set(self.key, self.token, nx=True, px=self._ttl_ms):
+            return False
+        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.key}", daemon=True)
+        self._thread.start()
+        return True
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self._heartbeat_s):
+            try:
+                renewed = self.renew()
+            except redis.RedisError:
+                # Redis briefly unreachable: keep trying until the TTL would have run out.
+                continue
+            if not renewed:
+                self._lost.set()
+                return
+
+    def renew(self) -> bool:
+        """Extend the lease by its TTL if it is still ours (compare-and-PEXPIRE)."""
+        return bool(self._redis.eval(_RENEW, 1, self.key, self.token, self._ttl_ms))
+
+    def check(self) -> None:
+        """Raise LeaseLost if a heartbeat found the lease expired or taken by another run."""
+        if self._lost.is_set():
+            raise LeaseLost(f"lease {self.key} is no longer ours")
+
+    @property
+    def lost(self) -> bool:
+        return self._lost.is_set()
+
+    def release(self) -> bool:
+        """Stop the heartbeat and delete the lease if still ours (compare-and-DEL). True if deleted."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1)
+        return bool(self._redis.eval(_RELEASE, 1, self.key, self.token))
+
+    def __enter__(self) -> Lease:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
+
+
+def is_held(client: redis.Redis, session_id: uuid.UUID | str) -> bool:
+    """Whether some run holds the session's lease right now."""
+    return bool(client.exists(keys.lease(session_id)))

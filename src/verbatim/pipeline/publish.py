@@ -1,0 +1,54 @@
+"""Step 6 — Polish and publish: readability, speaker roles, the per-client split.
+
+Past ``polished_runs`` runs the model passes are skipped and the transcript is published
+as the recognizer heard it (a plain transcript beats no transcript). The split always runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from verbatim.crash import crash_point
+from verbatim.db.repo import RunTicket
+from verbatim.errors import PolishError
+from verbatim.leases import Lease
+from verbatim.pipeline.context import RunContext
+from verbatim.polish.rules import rule_therapist
+from verbatim.polish.split import speaker_roles, split_per_client
+
+log = structlog.get_logger("verbatim.publish")
+
+
+def render(
+    ctx: RunContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
+    polish: bool,
+) -> tuple[dict[str, list[dict[str, Any]]], bool, list[dict[str, Any]]]:
+    """(records per client id, whether the model passes ran, the shown turns). Never mutates ``turns``."""
+    shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in turns]
+    therapist = None
+    polished = False
+    if polish:
+        try:
+            cleaned = ctx.polisher.readability(shown)
+            therapist = ctx.polisher.therapist_speaker(cleaned)
+            shown, polished = cleaned, True
+        except PolishError as exc:
+            log.warning("polish_failed", error=type(exc).__name__)
+        crash_point("mid_polish")
+    if therapist is None:
+        therapist = rule_therapist(shown)
+    roles = speaker_roles(shown, client_ids, therapist, speaker_map)
+    return split_per_client(shown, client_ids, roles), polished, shown
+
+
+def publish(ctx: RunContext, ticket: RunTicket, lease: Lease, turns: list[dict[str, Any]]) -> bool:
+    """Write the published transcript(s) and mark the session ready (fenced). Returns ``polished``."""
+    polish = ticket.run <= ctx.settings.polished_runs
+    records, polished, shown = render(ctx, turns, ticket.client_ids, ticket.speaker_map, polish)
+    lease.check()
+    ctx.cancel.check()
+    ctx.repo.publish(ticket.session_id, ticket.fence, ticket.run, records, polished, shown)
+    crash_point("after_publish")
+    return polished

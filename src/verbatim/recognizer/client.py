@@ -1,0 +1,246 @@
+"""Recognizer adapter over the maintained Speechmatics batch client (``speechmatics-batch``).
+
+We use its synchronous ``Client``: it streams the audio file to the API from an open file
+handle (the 1.1.0 ``AsyncClient`` reads the whole file into memory first, which an hour of
+audio must not). The same code talks to Speechmatics' SaaS and to ``verbatim asr-server``.
+
+Errors are mapped into ``verbatim.errors``: RecognizerTransient (429 with Retry-After, 5xx,
+timeouts, connection errors), RecognizerAuth (401/403), AudioRejected, RecognizerJobLost
+(410 expired, 404 deleted). Every call except submit is retried on transient faults under
+``RetryPolicy``; submit is not idempotent, so its caller first looks for a job to adopt.
+
+Retry-After: the client raises ``TransportError(status_code=429)`` without the response
+headers, so we register an httpx response hook on the client's own httpx.Client and keep
+the last Retry-After we saw (tests/integration/test_recognizer_contract.py proves it works).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+from speechmatics import batch as sm
+
+from verbatim.errors import (
+    AudioRejected,
+    RecognizerAuth,
+    RecognizerError,
+    RecognizerJobLost,
+    RecognizerTransient,
+)
+from verbatim.retry import RetryPolicy
+
+T = TypeVar("T")
+TAG = "verbatim"
+
+
+class JobState(StrEnum):
+    """A vendor job's state as the batch API reports it (expired = HTTP 410)."""
+
+    RUNNING = "running"
+    DONE = "done"
+    REJECTED = "rejected"
+    DELETED = "deleted"
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True)
+class VendorJob:
+    """A job in the vendor's list: its id, creation time (UTC) and our session id if tagged."""
+
+    job_id: str
+    created_at: datetime | None
+    session_id: uuid.UUID | None
+    state: JobState
+
+
+def session_tag(session_id: uuid.UUID) -> str:
+    return f"session:{session_id}"
+
+
+class Recognizer:
+    """One recognizer connection: ``submit``, ``state``, ``transcript``, ``delete``, ``list_jobs``."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        *,
+        language: str = "en",
+        request_timeout_s: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.language = language
+        self.retry = retry or RetryPolicy(attempts=8, budget_s=120.0)
+        conn = sm.ConnectionConfig(connect_timeout=min(10.0, request_timeout_s), operation_timeout=request_timeout_s)
+        self._client = sm.Client(api_key=api_key, url=url, conn_config=conn)
+        self._retry_after: float | None = None
+        self._install_retry_after_hook()
+
+    def _install_retry_after_hook(self) -> None:
+        transport = self._client._transport  # noqa: SLF001 - the client hides response headers
+        transport._ensure_client()  # noqa: SLF001
+        http: httpx.Client = transport._client  # noqa: SLF001
+        http.event_hooks["response"].append(self._remember_retry_after)
+
+    def _remember_retry_after(self, response: httpx.Response) -> None:
+        self._retry_after = _parse_retry_after(response.headers.get("retry-after"))
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- calls -------------------------------------------------------------------------
+    def submit(self, audio: Path, session_id: uuid.UUID) -> str:
+        """Submit one recording with speaker diarization; returns the vendor job id.
+
+        Not retried here (a submit that timed out may still have created a job): raises
+        RecognizerTransient, and the caller looks for the job by its tag before trying again.
+        Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429).
+        """
+        config = sm.JobConfig(
+            type=sm.JobType.TRANSCRIPTION,
+            transcription_config=sm.TranscriptionConfig(language=self.language, diarization="speaker"),
+            tracking=sm._models.TrackingConfig(  # noqa: SLF001 - not re-exported in 1.1.0
+                title=f"verbatim session {session_id}",
+                reference=str(session_id),
+                tags=[TAG, session_tag(session_id)],
+            ),
+        )
+        with open(audio, "rb") as fh:
+            job = self._call(lambda: self._client.submit_job(fh, config=config), on_4xx=AudioRejected)
+        return job.id
+
+    def state(self, job_id: str) -> JobState:
+        """The job's state; EXPIRED for HTTP 410, DELETED for 404 (gone before we asked)."""
+        try:
+            info = self._retrying(lambda: self._client.get_job_info(job_id))
+        except RecognizerJobLost as exc:
+            return JobState.EXPIRED if "expired" in str(exc) else JobState.DELETED
+        return JobState(info.status.value)
+
+    def transcript(self, job_id: str) -> list[dict[str, Any]]:
+        """The job's json-v2 ``results`` as Speechmatics documents them (list of dicts, times in seconds).
+
+        Raises RecognizerJobLost when the job expired or was deleted.
+        """
+        result = self._retrying(lambda: self._client.get_transcript(job_id))
+        assert isinstance(result, sm.Transcript)
+        return [_strip_none(dataclasses.asdict(r)) for r in result.results]
+
+    def delete(self, job_id: str) -> bool:
+        """Delete (force) a job and its data. True if deleted now, False if it was already gone."""
+        try:
+            self._retrying(lambda: self._client.delete_job(job_id, force=True))
+        except RecognizerJobLost:
+            return False
+        return True
+
+    def list_jobs(self, created_before: datetime | None = None, limit: int = 1000) -> list[VendorJob]:
+        """Jobs in the vendor's list, optionally only those created before a UTC time."""
+        before = created_before.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if created_before else None
+        jobs = self._retrying(lambda: self._client.list_jobs(created_before=before, limit=limit))
+        return [_vendor_job(j) for j in jobs]
+
+    def find_session_job(self, session_id: uuid.UUID) -> str | None:
+        """The id of a live job tagged with this session (orphan adoption), newest first, or None."""
+        for job in self.list_jobs():
+            if job.session_id == session_id and job.state in (JobState.RUNNING, JobState.DONE):
+                return job.job_id
+        return None
+
+    # --- plumbing ------------------------------------------------------------------------
+    def _retrying(self, fn: Callable[[], T]) -> T:
+        for attempt in self.retry.attempts_iter():
+            with attempt:
+                return self._call(fn)
+        raise AssertionError("unreachable: stamina re-raises the last error")
+
+    def _call(self, fn: Callable[[], T], on_4xx: type[RecognizerError] = RecognizerJobLost) -> T:
+        self._retry_after = None
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - every client error is mapped below
+            raise self._map(exc, on_4xx) from exc
+
+    def _map(self, exc: Exception, on_4xx: type[RecognizerError]) -> RecognizerError:
+        if isinstance(exc, sm.AuthenticationError):
+            return RecognizerAuth(f"recognizer refused the API key: {exc}")
+        if isinstance(exc, sm.JobExpiredError):
+            return RecognizerJobLost(f"vendor job expired: {exc}")
+        transport = _transport_error(exc)
+        if transport is None:
+            # No HTTP response at all (connection refused/reset, timeout): worth retrying.
+            if _is_connection_fault(exc):
+                return RecognizerTransient(f"recognizer unreachable: {exc}", retry_after_s=self._retry_after)
+            return RecognizerJobLost(f"vendor job unusable: {exc}")
+        status = transport.status_code
+        if status is None or status in (408, 429) or status >= 500:
+            return RecognizerTransient(f"recognizer unavailable: {exc}", retry_after_s=self._retry_after)
+        if status == 410:
+            return RecognizerJobLost(f"vendor job expired: {exc}")
+        if status == 404:
+            return RecognizerJobLost(f"vendor job not found (deleted): {exc}")
+        return on_4xx(f"recognizer answered {status}: {exc}")
+
+
+def _transport_error(exc: BaseException) -> sm.TransportError | None:
+    """The TransportError behind a client exception (the client wraps it as __cause__)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sm.TransportError):
+            return seen
+        seen = seen.__cause__
+    return None
+
+
+def _is_connection_fault(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, sm.ConnectionError | sm.TimeoutError | httpx.TransportError | OSError):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _strip_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_none(v) for v in value]
+    return value
+
+
+def _vendor_job(job: sm.JobDetails) -> VendorJob:
+    session_id = None
+    tracking = job.config.tracking if job.config else None
+    if tracking is not None and tracking.tags and TAG in tracking.tags and tracking.reference:
+        try:
+            session_id = uuid.UUID(tracking.reference)
+        except ValueError:
+            session_id = None
+    created = None
+    if job.created_at:
+        try:
+            created = datetime.fromisoformat(job.created_at.replace("Z", "+00:00"))
+        except ValueError:
+            created = None
+    return VendorJob(job_id=job.id, created_at=created, session_id=session_id, state=JobState(job.status.value))

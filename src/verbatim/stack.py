@@ -1,0 +1,158 @@
+"""Run the whole stack on one machine: ``verbatim up`` and ``verbatim demo``.
+
+Starts (or uses) PostgreSQL and Redis, migrates, then runs the local recognizer service,
+the API, two capture workers and beat as child processes, each in its own process group,
+and stops them in order: API first (no new sessions), workers (SIGTERM: drain), beat,
+recognizer, then the embedded servers.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from verbatim.config import Settings, load_settings
+from verbatim.db.migrate import upgrade
+from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, default_data_root, free_port
+from verbatim.errors import EmbeddedServerError
+
+
+@dataclass
+class Servers:
+    """The PostgreSQL and Redis URLs in use, and any embedded servers we started for them."""
+
+    database_url: str
+    redis_url: str
+    embedded: list[EmbeddedPostgres | EmbeddedRedis] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for server in reversed(self.embedded):
+            server.stop()
+
+
+def ensure_servers(settings: Settings, say: callable = print) -> Servers:  # type: ignore[valid-type]
+    """Use the configured URLs, or start embedded servers for the missing ones."""
+    embedded: list[EmbeddedPostgres | EmbeddedRedis] = []
+    root = default_data_root()
+    database_url = settings.database_url
+    if not database_url:
+        pg = EmbeddedPostgres(root / "postgres", free_port())
+        say(f"starting embedded PostgreSQL (data in {pg.data_dir})")
+        pg.start()
+        embedded.append(pg)
+        database_url = pg.create_database("verbatim")
+    redis_url = settings.redis_url
+    if not redis_url:
+        rd = EmbeddedRedis(root / "redis", free_port())
+        say("starting embedded Redis")
+        rd.start()
+        embedded.append(rd)
+        redis_url = rd.url
+    return Servers(database_url, redis_url, embedded)
+
+
+@dataclass
+class Child:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+class Stack:
+    """The child processes of a local Verbatim stack."""
+
+    def __init__(self, settings: Settings, servers: Servers, log_dir: Path, workers: int = 2):
+        self.settings = settings
+        self.servers = servers
+        self.log_dir = log_dir
+        self.workers = workers
+        self.children: list[Child] = []
+        self.api_port = settings.api_port if settings.api_port else free_port()
+        self.asr_port = settings.asr_port if settings.asr_port else free_port()
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            VERBATIM_DATABASE_URL=self.servers.database_url,
+            VERBATIM_REDIS_URL=self.servers.redis_url,
+            VERBATIM_DATA_DIR=str(self.settings.data_dir.resolve()),
+            VERBATIM_API_PORT=str(self.api_port),
+            VERBATIM_ASR_PORT=str(self.asr_port),
+        )
+        if self.settings.recognizer_url == Settings.model_fields["recognizer_url"].default:
+            env["VERBATIM_RECOGNIZER_URL"] = f"http://127.0.0.1:{self.asr_port}/v2"
+        return env
+
+    def spawn(self, name: str, *args: str) -> Child:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"{name}.log"
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "verbatim.cli", *args], env=self.env(), stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True,
+            )
+        child = Child(name, proc, log)
+        self.children.append(child)
+        return child
+
+    def start(self) -> None:
+        """Migrate, then start recognizer, API, workers and beat; wait until the HTTP ones answer."""
+        upgrade(self.servers.database_url)
+        self.spawn("asr-server", "asr-server")
+        self.spawn("api", "api")
+        for i in range(1, self.workers + 1):
+            self.spawn(f"worker-{i}", "worker", "--name", f"capture-{i}")
+        self.spawn("beat", "beat")
+        self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
+        self.wait_http(f"{self.api_url}/readyz", "api")
+
+    def wait_http(self, url: str, name: str, timeout_s: float = 90) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for child in self.children:
+                if child.proc.poll() is not None:
+                    tail = child.log.read_text(errors="replace")[-2000:]
+                    raise EmbeddedServerError(f"{child.name} exited with {child.proc.returncode}:\n{tail}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        raise EmbeddedServerError(f"{name} did not become ready at {url} within {timeout_s:.0f} s")
+
+    def stop(self, timeout_s: float = 30) -> None:
+        """SIGTERM every child (API first), wait, SIGKILL stragglers."""
+        order = sorted(self.children, key=lambda c: ("api", "worker", "beat", "asr").index(
+            next(k for k in ("api", "worker", "beat", "asr") if c.name.startswith(k))))
+        for child in order:
+            if child.proc.poll() is None:
+                os.killpg(child.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for child in order:
+            try:
+                child.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(child.proc.pid, signal.SIGKILL)
+                child.proc.wait()
+        self.children.clear()
+
+
+def settings_for_stack(**overrides: object) -> Settings:
+    """Settings for a local stack: ports chosen free unless configured via the environment."""
+    env_api = os.environ.get("VERBATIM_API_PORT")
+    env_asr = os.environ.get("VERBATIM_ASR_PORT")
+    overrides.setdefault("api_port", int(env_api) if env_api else free_port())
+    overrides.setdefault("asr_port", int(env_asr) if env_asr else free_port())
+    return load_settings(**overrides)

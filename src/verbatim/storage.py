@@ -1,0 +1,69 @@
+"""The audio volume: finished recordings, written atomically, deleted only when replaced.
+
+A recording is written under ``incoming/`` as it arrives, fsynced, then renamed into
+``audio/<session id>.audio`` — so ``audio/`` only ever holds complete files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from pathlib import Path
+
+
+class AudioVolume:
+    """Where recordings live between upload and the recognizer's acknowledgement."""
+
+    def __init__(self, audio_dir: Path, incoming_dir: Path):
+        self.audio_dir = audio_dir
+        self.incoming_dir = incoming_dir
+        audio_dir.mkdir(parents=True, exist_ok=True)
+        incoming_dir.mkdir(parents=True, exist_ok=True)
+
+    def path_for(self, session_id: uuid.UUID) -> Path:
+        """Final path of a session's recording."""
+        return self.audio_dir / f"{session_id}.audio"
+
+    def new_incoming(self) -> Path:
+        """A fresh temporary path for an upload in progress (name carries no user input)."""
+        return self.incoming_dir / f"{uuid.uuid4().hex}.part"
+
+    def commit(self, incoming: Path, session_id: uuid.UUID) -> Path:
+        """fsync ``incoming``, rename it to the session's final path and fsync the folder."""
+        with open(incoming, "rb") as fh:
+            os.fsync(fh.fileno())
+        final = self.path_for(session_id)
+        os.replace(incoming, final)
+        _fsync_dir(self.audio_dir)
+        return final
+
+    def delete(self, path: str | Path | None) -> bool:
+        """Delete a recording; True if a file was removed. Missing files count as deleted."""
+        if not path:
+            return False
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return False
+        _fsync_dir(Path(path).parent)
+        return True
+
+    def older_than(self, folder: Path, age_s: float) -> list[Path]:
+        """Files in ``folder`` last modified more than ``age_s`` seconds ago."""
+        cutoff = time.time() - age_s
+        out = []
+        for entry in folder.iterdir():
+            with contextlib.suppress(FileNotFoundError):
+                if entry.is_file() and entry.stat().st_mtime < cutoff:
+                    out.append(entry)
+        return out
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Metrics (prometheus-client) and structured logs (structlog)."""

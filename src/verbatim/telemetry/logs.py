@@ -1,0 +1,36 @@
+"""Structured JSON logs. Events carry session id and run number — never transcript text,
+client names or audio file names (``scrub`` drops such keys if one slips in)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import structlog
+
+FORBIDDEN_KEYS = frozenset({"text", "transcript", "client_ids", "client_name", "filename", "audio_path"})
+
+
+def scrub(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
+    for key in FORBIDDEN_KEYS & event.keys():
+        event[key] = "[redacted]"
+    return event
+
+
+def configure(level: str = "INFO", json_output: bool = True) -> None:
+    """Configure structlog and the stdlib root logger once per process."""
+    logging.basicConfig(stream=sys.stderr, level=level, format="%(message)s", force=True)
+    renderer: Any = structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer()
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            scrub,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=True,
+    )

@@ -1,0 +1,35 @@
+"""Prometheus metrics, defined once. Names as the operations runbook expects them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from prometheus_client import Counter, Histogram
+
+lock_acquired = Counter(
+    "worker_lock_acquired_total", "Lease/lock acquisition attempts by outcome", ["outcome"]
+)
+drain_timeout = Counter("worker_drain_timeout_total", "Drains that ran out of time and cancelled work")
+sweep_requeued = Counter("sweep_requeued_total", "Sessions re-queued by the stalled-session sweep")
+session_runs = Counter("session_runs_total", "Capture runs counted (lease taken, run number bumped)")
+stage_duration = Histogram(
+    "stage_duration_seconds", "Time spent in each capture stage", ["stage"],
+    buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600),
+)
+teardown_duration = Histogram(
+    "teardown_duration_seconds", "Time spent writing state while shutting down or cancelling",
+    buckets=(0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 20, 30, 60),
+)
+vendor_jobs_deleted = Counter("vendor_jobs_deleted_total", "Vendor jobs deleted, by reason", ["reason"])
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Observe the wall-clock duration of one capture stage (seconds)."""
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        stage_duration.labels(stage=name).observe(time.monotonic() - start)

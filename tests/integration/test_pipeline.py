@@ -1,0 +1,216 @@
+"""The capture run in-process against real PostgreSQL, Redis and the local recognizer over HTTP
+(the real Speechmatics client). Fault matrix of the recognizer included."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import select, update
+
+from tests.conftest import SAMPLES, AsrServer
+from tests.factories import new_session
+from verbatim.config import Settings
+from verbatim.db.engine import db_session
+from verbatim.db.models import Session, SessionEvent, Transcript, VendorSubmission
+from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.run import Outcome, run_capture
+from verbatim.runtime import build_context
+
+JFK = SAMPLES / "jfk.wav"
+
+
+@pytest.fixture
+def ctx(settings: Settings) -> Iterator[RunContext]:
+    context = build_context(settings)
+    yield context
+    context.recognizer.close()
+
+
+def row(ctx: RunContext, sid: uuid.UUID) -> Session:
+    return ctx.repo.get(sid)
+
+
+def transcripts(ctx: RunContext, sid: uuid.UUID) -> dict[str, list[dict]]:  # type: ignore[type-arg]
+    with db_session(ctx.repo.url) as db:
+        return {t.client_id: t.segments for t in db.execute(select(Transcript).where(Transcript.session_id == sid))
+                .scalars()}
+
+
+def assert_clean(ctx: RunContext, asr: AsrServer, sid: uuid.UUID) -> None:
+    """Nothing left behind: no audio on the volume, no vendor job, at most one submission."""
+    assert not ctx.volume.path_for(sid).exists()
+    assert all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs())
+    assert asr.submissions().get(str(sid), 0) == 1
+
+
+def test_session_becomes_transcript_and_copies_disappear(ctx: RunContext, asr: AsrServer) -> None:
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.READY
+    s = row(ctx, sid)
+    assert (s.status, s.runs, s.polished, s.failure_code) == ("ready", 1, True, None)
+    assert s.raw_turns and s.raw_turns[0]["words"]
+    records = transcripts(ctx, sid)
+    text = " ".join(seg["text"] for seg in records["client-a"]).lower()
+    assert "country" in text
+    assert_clean(ctx, asr, sid)
+
+
+def test_run_with_lease_held_does_nothing_and_counts_nothing(ctx: RunContext) -> None:
+    sid = new_session(ctx.settings, JFK)
+    other = ctx.new_lease(sid)
+    assert other.acquire()
+    try:
+        assert run_capture(ctx, sid) is Outcome.BUSY
+    finally:
+        other.release()
+    assert row(ctx, sid).runs == 0
+
+
+def test_duplicate_delivery_three_at_once_one_does_the_work(ctx: RunContext, asr: AsrServer) -> None:
+    sid = new_session(ctx.settings, JFK)
+    contexts = [build_context(ctx.settings) for _ in range(3)]
+    outcomes: list[Outcome] = []
+    barrier = threading.Barrier(3)
+
+    def go(c: RunContext) -> None:
+        barrier.wait()
+        outcomes.append(run_capture(c, sid))
+
+    threads = [threading.Thread(target=go, args=(c,)) for c in contexts]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(outcomes) == sorted([Outcome.READY, Outcome.BUSY, Outcome.BUSY])
+    assert row(ctx, sid).runs == 1
+    assert_clean(ctx, asr, sid)
+
+
+def test_saved_checkpoint_never_lifts_the_run_limit(ctx: RunContext, asr: AsrServer) -> None:
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.READY
+    turns = row(ctx, sid).raw_turns
+    # A session with its checkpoint saved but already run 5 times, put back to work:
+    with db_session(ctx.repo.url) as db:
+        db.execute(update(Session).where(Session.id == sid).values(status="publishing", runs=5, raw_turns=turns))
+    assert run_capture(ctx, sid) is Outcome.INTERRUPTED
+    s = row(ctx, sid)
+    assert (s.status, s.failure_code, s.runs, s.raw_turns) == ("failed", "interrupted", 6, None)
+    assert transcripts(ctx, sid) == {}
+    with db_session(ctx.repo.url) as db:
+        kinds = list(db.execute(select(SessionEvent.kind).where(SessionEvent.session_id == sid)).scalars())
+    assert "session_failed" in kinds
+
+
+def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
+    sid = new_session(ctx.settings, JFK)
+    with db_session(ctx.repo.url) as db:
+        db.execute(update(Session).where(Session.id == sid).values(runs=3))
+    assert run_capture(ctx, sid) is Outcome.READY
+    s = row(ctx, sid)
+    assert (s.runs, s.polished) == (4, False)
+    raw = " ".join(t["text"] for t in s.raw_turns or [])
+    published = " ".join(seg["text"] for seg in transcripts(ctx, sid)["client-a"])
+    assert published == raw
+
+
+def test_couples_session_one_record_per_client_with_placeholders(ctx: RunContext) -> None:
+    sid = new_session(ctx.settings, SAMPLES / "therapy_dialogue.wav", client_ids=["alex", "sam"])
+    # Two voices only: force a three-speaker mapping through the correction path later; here
+    # check the split invariants on what the recognizer gives.
+    assert run_capture(ctx, sid) is Outcome.READY
+    records = transcripts(ctx, sid)
+    assert set(records) == {"alex", "sam"}
+    for client, segments in records.items():
+        for seg in segments:
+            assert seg["speaker"] in ("therapist", client, "other participant")
+            if seg["speaker"] == "other participant":
+                assert seg["text"] == "[another participant spoke]"
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode"),
+    [("submit", "429"), ("status", "429"), ("status", "500"), ("transcript", "503"), ("delete", "500"),
+     ("list", "500")],
+)
+def test_transient_faults_never_spend_a_run(ctx: RunContext, asr: AsrServer, kind: str, mode: str) -> None:
+    asr.fault("fail", kind=kind, mode=mode, count=3, retry_after_s=0.2 if mode == "429" else None)
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.READY
+    assert row(ctx, sid).runs == 1
+    assert_clean(ctx, asr, sid)
+
+
+def test_slow_responses_past_the_per_attempt_timeout_are_retried(ctx: RunContext, asr: AsrServer) -> None:
+    asr.fault("fail", kind="status", mode="timeout", count=2, delay_s=ctx.settings.recognizer_request_timeout_s + 1)
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.READY
+    assert row(ctx, sid).runs == 1
+
+
+def test_vendor_down_past_budget_refunds_the_run(ctx: RunContext, asr: AsrServer) -> None:
+    ctx.recognizer.retry = type(ctx.recognizer.retry)(attempts=3, budget_s=2.0, wait_initial_s=0.1, wait_max_s=0.2)
+    asr.fault("fail", kind="any", mode="500", count=50)
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.RETRY_LATER
+    s = row(ctx, sid)
+    assert (s.status, s.runs) == ("queued", 0)
+    assert ctx.volume.path_for(sid).exists()  # audio kept: nothing replaced it yet
+    assert ctx.queue.is_queued(sid)
+
+
+def test_rejected_audio_fails_the_session(ctx: RunContext, asr: AsrServer) -> None:
+    asr.fault("reject_next", count=1)
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.FAILED
+    s = row(ctx, sid)
+    assert (s.status, s.failure_code) == ("failed", "audio_rejected")
+    assert not ctx.volume.path_for(sid).exists()
+
+
+def test_job_deleted_mid_poll_is_recognizer_job_lost(ctx: RunContext, asr: AsrServer) -> None:
+    asr.fault("hold", hold=True)
+    asr.fault("delete_on_poll", count=1)
+    sid = new_session(ctx.settings, JFK)
+    assert run_capture(ctx, sid) is Outcome.FAILED
+    s = row(ctx, sid)
+    assert (s.status, s.failure_code) == ("failed", "recognizer_job_lost")
+
+
+def test_job_expired_is_recognizer_job_lost(ctx: RunContext, asr: AsrServer) -> None:
+    asr.fault("hold", hold=True)
+    sid = new_session(ctx.settings, JFK)
+    expired: list[str] = []
+
+    def expire_when_submitted() -> None:
+        import time
+
+        for _ in range(200):
+            with db_session(ctx.repo.url) as db:
+                job = db.execute(select(Session.vendor_job_id).where(Session.id == sid)).scalar_one()
+            if job:
+                asr.fault(f"jobs/{job}/expire")
+                expired.append(job)
+                return
+            time.sleep(0.05)
+
+    t = threading.Thread(target=expire_when_submitted)
+    t.start()
+    assert run_capture(ctx, sid) is Outcome.FAILED
+    t.join()
+    assert expired
+    assert row(ctx, sid).failure_code == "recognizer_job_lost"
+
+
+def test_bad_api_key_blocks_with_audio_kept(settings: Settings, asr: AsrServer) -> None:
+    bad = build_context(settings.model_copy(update={"recognizer_api_key": "wrong"}))
+    sid = new_session(settings, JFK)
+    assert run_capture(bad, sid) is Outcome.BLOCKED
+    s = row(bad, sid)
+    assert (s.status, s.failure_code, s.runs) == ("blocked", "recognizer_auth", 0)
+    assert bad.volume.path_for(sid).exists()
+    with db_session(bad.repo.url) as db:
+        assert db.execute(select(VendorSubmission).where(VendorSubmission.session_id == sid)).first() is not None

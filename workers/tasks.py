@@ -1,0 +1,39 @@
+"""Celery tasks: thin calls into ``verbatim.pipeline``."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+from verbatim.config import get_settings
+from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.run import run_capture
+from verbatim.pipeline.sweeps import sweep_all
+from verbatim.queue import CAPTURE_TASK, SWEEP_TASK
+from workers.app import app
+
+_context: dict[int, RunContext] = {}
+
+
+def context() -> RunContext:
+    """This process's RunContext, built on first use (after any fork)."""
+    pid = os.getpid()
+    if pid not in _context:
+        from verbatim.runtime import build_context
+
+        _context[pid] = build_context(get_settings())
+    return _context[pid]
+
+
+@app.task(name=CAPTURE_TASK, acks_late=True)
+def capture(session_id: str) -> str:
+    """Run one capture run for a session; returns the outcome's name."""
+    return run_capture(context(), uuid.UUID(session_id)).value
+
+
+@app.task(name=SWEEP_TASK, acks_late=False, ignore_result=True)
+def sweep() -> dict[str, int]:
+    """Run the sweeps (idempotent; two beats are safe)."""
+    report = sweep_all(context())
+    return {"requeued": len(report.requeued), "vendor_deleted": len(report.vendor_deleted),
+            "audio_deleted": report.audio_deleted}
