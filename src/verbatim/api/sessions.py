@@ -166,6 +166,8 @@ async def create_session(
                 if existing.audio_sha256 != upload.sha256:
                     raise ApiError(409, "idempotency_conflict",
                                    "this Idempotency-Key was used for a different recording")
+                # A retried upload: the first copy is the session's; this one goes.
+                upload.audio.unlink(missing_ok=True)
                 response.status_code = 200
                 return _out(existing)
         try:

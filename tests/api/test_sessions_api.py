@@ -1,0 +1,164 @@
+"""The /v1 API: upload, list, read, transcript, speakers, delete — and who may see what."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import select, update
+
+from tests.api.conftest import Api, good_metadata
+from tests.conftest import SAMPLES
+from tests.factories import token_for
+from verbatim.db.engine import db_session
+from verbatim.db.models import AuditEntry, Session, Transcript
+
+JFK = SAMPLES / "jfk.wav"
+
+
+def test_upload_creates_a_queued_session_and_enqueues_it(api: Api, alice: str) -> None:
+    r = api.upload(alice, JFK)
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["status"] == "queued" and body["runs"] == 0 and abs(body["duration_s"] - 11.0) < 0.1
+    assert api.enqueued() == 1
+    assert [p.name for p in api.files_on_volume()] == [f"{body['id']}.audio"]
+    assert api.client.get(f"/v1/sessions/{body['id']}", headers=api.headers(alice)).json()["id"] == body["id"]
+
+
+def test_idempotent_retry_returns_the_same_session(api: Api, alice: str) -> None:
+    first = api.upload(alice, JFK, headers={"idempotency-key": "k1"})
+    again = api.upload(alice, JFK, headers={"idempotency-key": "k1"})
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"]
+    other = api.upload(alice, SAMPLES / "nada_lily_02_haggard_0216.wav", headers={"idempotency-key": "k1"})
+    assert other.status_code == 409 and other.json()["error"] == "idempotency_conflict"
+    assert api.enqueued() == 1
+    assert len(api.files_on_volume()) == 1
+
+
+def test_list_is_newest_first_paginated_and_filtered(api: Api, alice: str) -> None:
+    ids = [api.upload(alice, JFK).json()["id"] for _ in range(3)]
+    page = api.client.get("/v1/sessions?limit=2", headers=api.headers(alice)).json()
+    assert [s["id"] for s in page["items"]] == ids[::-1][:2] and page["next_offset"] == 2
+    rest = api.client.get("/v1/sessions?limit=2&offset=2", headers=api.headers(alice)).json()
+    assert [s["id"] for s in rest["items"]] == [ids[0]] and rest["next_offset"] is None
+    assert api.client.get("/v1/sessions?status=ready", headers=api.headers(alice)).json()["items"] == []
+    bad = api.client.get("/v1/sessions?status=bogus", headers=api.headers(alice))
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_request"
+
+
+def test_transcript_before_ready_is_409(api: Api, alice: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    r = api.client.get(f"/v1/sessions/{sid}/transcript", headers=api.headers(alice))
+    assert r.status_code == 409 and r.json()["error"] == "not_ready"
+
+
+def _publish_fake(api: Api, sid: str) -> None:
+    """Mark a session ready with a two-speaker transcript (as a capture run would)."""
+    turns = [{"speaker": "S1", "start_s": 0.0, "end_s": 1.0, "text": "How are you?"},
+             {"speaker": "S2", "start_s": 1.0, "end_s": 2.0, "text": "Fine."}]
+    segs = [{"speaker": "therapist", "speaker_label": "S1", "start_s": 0.0, "end_s": 1.0, "text": "How are you?"},
+            {"speaker": "client-a", "speaker_label": "S2", "start_s": 1.0, "end_s": 2.0, "text": "Fine."}]
+    with db_session(api.settings.database_url or "") as db:
+        db.execute(update(Session).where(Session.id == uuid.UUID(sid)).values(
+            status="ready", polished=True, published_turns=turns, raw_turns=turns))
+        db.add(Transcript(session_id=uuid.UUID(sid), client_id="client-a", segments=segs, polished=True))
+
+
+def test_transcript_read_is_audited_and_speakers_can_be_corrected(api: Api, alice: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    _publish_fake(api, sid)
+    r = api.client.get(f"/v1/sessions/{sid}/transcript", headers=api.headers(alice))
+    assert r.status_code == 200
+    segs = r.json()["transcripts"][0]["segments"]
+    assert [s["speaker"] for s in segs] == ["therapist", "client-a"]
+    with db_session(api.settings.database_url or "") as db:
+        actions = list(db.execute(select(AuditEntry.action).where(AuditEntry.session_id == uuid.UUID(sid))).scalars())
+    assert actions == ["transcript_read"]
+    fixed = api.client.put(f"/v1/sessions/{sid}/speakers", json={"speakers": {"S1": "client-a", "S2": "therapist"}},
+                           headers=api.headers(alice))
+    assert fixed.status_code == 200, fixed.text
+    again = api.client.get(f"/v1/sessions/{sid}/transcript", headers=api.headers(alice)).json()
+    assert [s["speaker"] for s in again["transcripts"][0]["segments"]] == ["client-a", "therapist"]
+    wrong = api.client.put(f"/v1/sessions/{sid}/speakers", json={"speakers": {"S1": "mallory", "S2": "therapist"}},
+                           headers=api.headers(alice))
+    assert wrong.status_code == 422 and wrong.json()["error"] == "unknown_role"
+
+
+def test_delete_withdraws_the_session(api: Api, alice: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=api.headers(alice)).status_code == 204
+    assert api.files_on_volume() == []
+    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(alice)).json()["status"] == "deleted"
+    with db_session(api.settings.database_url or "") as db:
+        assert db.execute(select(AuditEntry.action).where(AuditEntry.action == "session_deleted")).first()
+
+
+ENDPOINTS = [
+    ("get", "/v1/sessions/{sid}", None),
+    ("get", "/v1/sessions/{sid}/transcript", None),
+    ("put", "/v1/sessions/{sid}/speakers", {"speakers": {"S1": "therapist"}}),
+    ("delete", "/v1/sessions/{sid}", None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
+def test_another_therapists_session_is_404(api: Api, alice: str, bob: str, method: str, path: str,
+                                           body: object) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    _publish_fake(api, sid)
+    r = api.client.request(method, path.format(sid=sid), json=body, headers=api.headers(bob))
+    assert r.status_code == 404 and r.json()["error"] == "not_found"
+    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(alice)).json()["status"] == "ready"
+    assert api.client.get("/v1/sessions", headers=api.headers(bob)).json()["items"] == []
+
+
+def test_clinic_admin_sees_the_clinic_only(api: Api, alice: str, bob: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    north = token_for(api.settings, "", "North Clinic", scope="clinic_admin")
+    south = token_for(api.settings, "", "South Clinic", scope="clinic_admin")
+    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(north)).status_code == 200
+    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(south)).status_code == 404
+
+
+@pytest.mark.parametrize("header", [None, "Bearer nope", "Basic abc", "Bearer "])
+def test_missing_or_bad_token_is_401(api: Api, header: str | None) -> None:
+    headers = {"authorization": header} if header else {}
+    r = api.client.get("/v1/sessions", headers=headers)
+    assert r.status_code == 401 and r.json()["error"] == "unauthorized"
+
+
+def test_revoked_token_is_401(api: Api, alice: str) -> None:
+    from verbatim.auth import revoke
+
+    revoke(api.settings.database_url or "", alice)
+    assert api.client.get("/v1/sessions", headers=api.headers(alice)).status_code == 401
+
+
+def test_health_and_docs(api: Api) -> None:
+    assert api.client.get("/healthz").json() == {"status": "ok"}
+    assert api.client.get("/readyz").json() == {"postgres": "ok", "redis": "ok"}
+    assert "/v1/sessions" in api.client.get("/openapi.json").json()["paths"]
+    assert api.client.get("/docs").status_code == 200
+    assert b"session_runs_total" in api.client.get("/metrics").content
+
+
+@pytest.mark.parametrize(
+    ("mutate", "status", "code"),
+    [
+        (lambda m: m.pop("client_ids"), 422, "invalid_metadata"),
+        (lambda m: m.update(client_ids=[]), 422, "invalid_metadata"),
+        (lambda m: m.update(extra="x"), 422, "invalid_metadata"),
+        (lambda m: m.pop("consent"), 422, "missing_consent"),
+        (lambda m: m["consent"].update(obtained=False), 422, "missing_consent"),
+        (lambda m: m.update(session_type="party"), 422, "invalid_metadata"),
+        (lambda m: m.update(recorded_at="yesterday"), 422, "invalid_metadata"),
+    ],
+)
+def test_bad_metadata_leaves_nothing(api: Api, alice: str, mutate, status: int, code: str) -> None:  # type: ignore[no-untyped-def]
+    meta = good_metadata()
+    mutate(meta)
+    r = api.upload(alice, JFK, meta)
+    assert (r.status_code, r.json()["error"]) == (status, code), r.text
+    assert api.files_on_volume() == [] and api.enqueued() == 0
