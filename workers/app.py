@@ -16,4 +16,4 @@ app = celery_app(settings.redis_url or "redis://127.0.0.1:6379/0")
 app.conf.beat_schedule = {
     "sweeps": {"task": SWEEP_TASK, "schedule": settings.sweep_interval_s, "options": {"queue": SWEEP_QUEUE}},
 }
-app.conf.include = ["workers.tasks"]
+app.conf.include = ["workers.tasks", "workers.signals"]

@@ -6,13 +6,19 @@ import os
 import uuid
 
 from verbatim.config import get_settings
-from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.context import CancelToken, RunContext
 from verbatim.pipeline.run import run_capture
 from verbatim.pipeline.sweeps import sweep_all
 from verbatim.queue import CAPTURE_TASK, SWEEP_TASK
 from workers.app import app
 
 _context: dict[int, RunContext] = {}
+_cancel = CancelToken()
+
+
+def current_cancel() -> CancelToken:
+    """The process's cancel token (set by the drain on SIGTERM), shared by every run."""
+    return _cancel
 
 
 def context() -> RunContext:
@@ -22,6 +28,7 @@ def context() -> RunContext:
         from verbatim.runtime import build_context
 
         _context[pid] = build_context(get_settings())
+        _context[pid].cancel = _cancel
     return _context[pid]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
@@ -23,6 +24,7 @@ class CancelToken:
     """Set by the worker on SIGTERM: past ``deadline`` (time.monotonic seconds) a run must stop."""
 
     deadline: float | None = None
+    on_expire: Callable[[], object] | None = None
 
     def cancel_at(self, deadline: float) -> None:
         self.deadline = deadline if self.deadline is None else min(self.deadline, deadline)
@@ -34,6 +36,9 @@ class CancelToken:
     def check(self) -> None:
         """Raise RunCancelled once the drain deadline has passed."""
         if self.cancelled:
+            if self.on_expire is not None:
+                self.on_expire()
+                self.on_expire = None
             raise RunCancelled("worker is shutting down and the drain window is over")
 
 

@@ -28,6 +28,7 @@ from verbatim.pipeline.checkpoint import checkpoint, drop_vendor_job
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.publish import publish
 from verbatim.pipeline.recognize import drop_audio, recognize
+from verbatim.pipeline.teardown import Teardown
 from verbatim.states import SessionStatus
 from verbatim.telemetry import metrics
 
@@ -76,10 +77,29 @@ def run_capture(ctx: RunContext, session_id: uuid.UUID) -> Outcome:
         outcome = _run_steps(ctx, ticket, lease)
         return outcome
     finally:
-        lease.release()
-        if ticket is not None:
-            _after_release(ctx, ticket, outcome)
+        if outcome is Outcome.CANCELLED and ticket is not None:
+            _teardown(ctx, ticket, lease)
+        else:
+            lease.release()
+            if ticket is not None:
+                _after_release(ctx, ticket, outcome)
         structlog.contextvars.unbind_contextvars("session_id", "run")
+
+
+def _teardown(ctx: RunContext, ticket: RunTicket, lease: Lease) -> None:
+    """A run cancelled by a drain: refund the run, release the lease, re-queue — each on a budget.
+
+    The vendor's copy is kept (it is what the next run resumes from). If a write runs out of
+    budget, the end event carries ``teardown_persist_timeout`` and the sweep recovers the session.
+    """
+    s = ctx.settings
+    teardown = Teardown(str(ticket.session_id), ticket.run, s.teardown_budget_s, s.teardown_attempt_timeout_s)
+    # A cooperative cancel is not a crash: it must not bring the session closer to `interrupted`.
+    teardown.write("refund_run", lambda: ctx.repo.refund_run(ticket.session_id, ticket.fence))
+    teardown.write("release_lease", lease.release)
+    # Re-queue at once so recovery does not wait for the lease to expire.
+    teardown.write("requeue", lambda: ctx.queue.enqueue(ticket.session_id))
+    teardown.finish(Outcome.CANCELLED.value)
 
 
 def _run_steps(ctx: RunContext, ticket: RunTicket, lease: Lease) -> Outcome:
@@ -168,9 +188,7 @@ def interrupt(ctx: RunContext, ticket: RunTicket) -> None:
 def _after_release(ctx: RunContext, ticket: RunTicket, outcome: Outcome) -> None:
     """Step 7 (after the lease is released): re-queue or tell the therapist."""
     sid = ticket.session_id
-    if outcome is Outcome.CANCELLED:
-        ctx.queue.enqueue(sid)
-    elif outcome is Outcome.RETRY_LATER:
+    if outcome is Outcome.RETRY_LATER:
         ctx.queue.enqueue(sid, countdown_s=ctx.settings.recognizer_poll_max_s)
     elif outcome is Outcome.READY:
         ctx.notifier.send("transcript_ready", sid, run=ticket.run)
