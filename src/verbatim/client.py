@@ -42,14 +42,14 @@ class ApiClient:
                 data={"metadata": json.dumps(metadata)}, headers=headers,
             )
         response.raise_for_status()
-        return response.json()  # type: ignore[no-any-return]
+        return response.json()
 
     def session(self, session_id: str) -> dict[str, Any]:
         response = self._http.get(f"/v1/sessions/{session_id}")
         response.raise_for_status()
-        return response.json()  # type: ignore[no-any-return]
+        return response.json()
 
     def transcript(self, session_id: str) -> dict[str, Any]:
         response = self._http.get(f"/v1/sessions/{session_id}/transcript")
         response.raise_for_status()
-        return response.json()  # type: ignore[no-any-return]
+        return response.json()

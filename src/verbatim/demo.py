@@ -74,9 +74,9 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
         servers.stop()
 
 
-def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:  # type: ignore[type-arg]
+def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:
     """Rich progress bars per session until each is ready or failed (or the timeout)."""
-    final: dict[Path, dict] = {}  # type: ignore[type-arg]
+    final: dict[Path, dict] = {}
     with Progress(TextColumn("{task.description:<28}"), BarColumn(), TextColumn("{task.fields[status]:<14}"),
                   TimeElapsedColumn(), console=console) as progress:
         tasks = {f: progress.add_task(f.name, total=len(STAGES) - 1, status="queued") for f in ids}
@@ -97,7 +97,7 @@ def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:  # type: 
     return final
 
 
-def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> None:  # type: ignore[type-arg]
+def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> None:
     from verbatim.asr_server.scoring import word_error_rate
 
     console.rule(f"{audio.name}  ({session['status']}, runs={session['runs']}, polished={session['polished']})")

@@ -22,7 +22,10 @@ class AudioUnreadable(VerbatimError):
 
 
 class EmbeddedServerError(VerbatimError):
-    """Raised when an embedded PostgreSQL or Redis cannot be started (missing binary, port taken, unusable data directory)."""
+    """Raised when an embedded PostgreSQL or Redis cannot be started.
+
+    (Missing binary, port taken, unusable data directory.)
+    """
 
 
 class IllegalTransition(VerbatimError):

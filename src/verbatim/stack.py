@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class Servers:
             server.stop()
 
 
-def ensure_servers(settings: Settings, say: callable = print) -> Servers:  # type: ignore[valid-type]
+def ensure_servers(settings: Settings, say: Callable[[str], object] = print) -> Servers:
     """Use the configured URLs, or start embedded servers for the missing ones."""
     embedded: list[EmbeddedPostgres | EmbeddedRedis] = []
     root = default_data_root()

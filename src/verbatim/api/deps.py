@@ -28,7 +28,7 @@ class Services:
 
 
 def services(request: Request) -> Services:
-    return request.app.state.services  # type: ignore[no-any-return]
+    return request.app.state.services
 
 
 ServicesDep = Annotated[Services, Depends(services)]

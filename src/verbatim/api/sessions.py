@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 
 from verbatim import audio
 from verbatim.api.deps import PrincipalDep, ServicesDep
@@ -222,7 +222,7 @@ def list_sessions(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> SessionPage:
     """The caller's sessions, newest first; ``status`` filters, ``limit``/``offset`` paginate."""
-    stmt: Select[tuple[Session]] = select(Session).where(visible(who))
+    stmt = select(Session).where(visible(who))
     if status is not None:
         stmt = stmt.where(Session.status == status.value)
     stmt = stmt.order_by(Session.created_at.desc(), Session.id).limit(limit + 1).offset(offset)

@@ -121,7 +121,7 @@ class Repo:
     def ledger_jobs(self, session_id: uuid.UUID) -> list[str]:
         """Vendor job ids the ledger knows for this session and has not seen deleted, newest first."""
         with db_session(self.url) as db:
-            return list(
+            return [job for job in
                 db.execute(
                     select(VendorSubmission.vendor_job_id)
                     .where(
@@ -130,8 +130,8 @@ class Repo:
                         VendorSubmission.deleted_at.is_(None),
                     )
                     .order_by(VendorSubmission.submitted_at.desc())
-                ).scalars()
-            )
+                ).scalars() if job is not None
+            ]
 
     def save_job_id(self, session_id: uuid.UUID, fence: int, ledger_id: uuid.UUID | None, job_id: str) -> None:
         """Commit the vendor job id on the session (fenced) and in the ledger, in one transaction."""
@@ -144,6 +144,39 @@ class Repo:
                 db.execute(
                     update(VendorSubmission).where(VendorSubmission.id == ledger_id).values(vendor_job_id=job_id)
                 )
+
+    def retire_new_job(self, session_id: uuid.UUID, fence: int, ledger_id: uuid.UUID, job_id: str) -> bool:
+        """Mark a job this run made as deleted in the ledger — only while our fence is current.
+
+        One transaction: the fenced no-op UPDATE holds the session row, so a newer run's
+        ``start_run`` (which must precede its adoption) waits for this commit and then sees the
+        job marked deleted (adoption skips such jobs). Returns False when a newer run exists:
+        then the job is recorded as live and left for that run to adopt (or the sweep to delete).
+        """
+        try:
+            with db_session(self.url) as db:
+                self._fenced(session_id, fence, None, db)
+                db.execute(
+                    update(VendorSubmission).where(VendorSubmission.id == ledger_id)
+                    .values(vendor_job_id=job_id, deleted_at=func.now(), delete_reason="lease_lost")
+                )
+            return True
+        except FenceLost:
+            self.note_ledger_job(ledger_id, job_id)
+            return False
+
+    def retired_jobs(self, session_id: uuid.UUID) -> set[str]:
+        """Vendor job ids of this session the ledger marks deleted (never to be adopted)."""
+        with db_session(self.url) as db:
+            return {
+                job for job in db.execute(
+                    select(VendorSubmission.vendor_job_id).where(
+                        VendorSubmission.session_id == session_id,
+                        VendorSubmission.vendor_job_id.is_not(None),
+                        VendorSubmission.deleted_at.is_not(None),
+                    )
+                ).scalars() if job is not None
+            }
 
     def note_ledger_job(self, ledger_id: uuid.UUID, job_id: str) -> None:
         """Record a job id in the ledger alone (a job this run made but will not keep)."""

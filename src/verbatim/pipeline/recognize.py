@@ -11,6 +11,7 @@ from verbatim.db.repo import RunTicket
 from verbatim.errors import LeaseLost, RecognizerJobLost
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
+from verbatim.telemetry import metrics
 
 log = structlog.get_logger("verbatim.recognize")
 
@@ -28,7 +29,7 @@ def adopt(ctx: RunContext, session_id: uuid.UUID) -> str | None:
             continue
         if state.value in ("running", "done"):
             return job_id
-    return ctx.recognizer.find_session_job(session_id)
+    return ctx.recognizer.find_session_job(session_id, exclude=ctx.repo.retired_jobs(session_id))
 
 
 def recognize(ctx: RunContext, ticket: RunTicket, lease: Lease) -> str:
@@ -52,16 +53,17 @@ def recognize(ctx: RunContext, ticket: RunTicket, lease: Lease) -> str:
         for attempt in ctx.recognizer.retry.attempts_iter():
             with attempt:
                 # A submit that timed out may have created the job anyway: look before resubmitting.
-                found = ctx.recognizer.find_session_job(sid) if attempt.num > 1 else None
+                found = adopt(ctx, sid) if attempt.num > 1 else None
                 job_id = found or ctx.recognizer.submit(ctx.volume.path_for(sid), sid)
         assert job_id is not None
         crash_point("after_submit")
-        if lease.lost:
-            # Another run may be starting: the job we just made must not outlive our lease.
-            ctx.repo.note_ledger_job(ledger_id, job_id)
-            ctx.recognizer.delete(job_id)
-            ctx.repo.mark_vendor_deleted(job_id, "lease_lost")
-            raise LeaseLost("lease lost while submitting; new vendor job deleted")
+        if not lease.renew():
+            # Lost the lease during the submit: the new job must not outlive it — unless a newer
+            # run already exists and may adopt it (then the ledger keeps it for that run or the sweep).
+            if ctx.repo.retire_new_job(sid, ticket.fence, ledger_id, job_id):
+                ctx.recognizer.delete(job_id)
+                metrics.vendor_jobs_deleted.labels(reason="lease_lost").inc()
+            raise LeaseLost("lease lost while submitting")
     # The job id must be durable before our copy of the audio goes: from here the vendor's copy
     # is what a later run resumes from.
     ctx.repo.save_job_id(sid, ticket.fence, ledger_id, job_id)

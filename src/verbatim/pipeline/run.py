@@ -103,6 +103,15 @@ def _teardown(ctx: RunContext, ticket: RunTicket, lease: Lease) -> None:
 
 
 def _run_steps(ctx: RunContext, ticket: RunTicket, lease: Lease) -> Outcome:
+    try:
+        return _steps_and_failures(ctx, ticket, lease)
+    except (LeaseLost, FenceLost) as exc:
+        # Also when recording a failure found a newer run: this run writes nothing more.
+        log.warning("run_superseded", reason=type(exc).__name__)
+        return Outcome.SUPERSEDED
+
+
+def _steps_and_failures(ctx: RunContext, ticket: RunTicket, lease: Lease) -> Outcome:
     sid = ticket.session_id
     try:
         if ticket.run > ctx.settings.max_runs:
@@ -125,9 +134,6 @@ def _run_steps(ctx: RunContext, ticket: RunTicket, lease: Lease) -> Outcome:
         with metrics.stage("publish"):
             publish(ctx, ticket, lease, turns)
         return Outcome.READY
-    except (LeaseLost, FenceLost) as exc:
-        log.warning("run_superseded", reason=type(exc).__name__)
-        return Outcome.SUPERSEDED
     except RunCancelled:
         log.info("run_cancelled")
         return Outcome.CANCELLED

@@ -76,34 +76,44 @@ def requeue_stalled(ctx: RunContext, report: SweepReport) -> None:
 
 
 def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
-    """Delete our vendor jobs older than the max age that no live session references."""
+    """Delete our vendor jobs older than the max age that no live session references.
+
+    "References" covers both a saved job id and a job a live session may still adopt (it has
+    neither a job id nor a checkpoint yet): stripping either would lose its only copy. Such
+    jobs are reported instead.
+    """
     cutoff = datetime.now(UTC) - timedelta(seconds=ctx.settings.vendor_job_max_age_s)
+    owners: dict[str, uuid.UUID] = {}
     with db_session(ctx.repo.url) as db:
-        referenced = {
-            row.vendor_job_id: row.id
+        for job_id, sid in db.execute(
+            select(VendorSubmission.vendor_job_id, VendorSubmission.session_id).where(
+                VendorSubmission.vendor_job_id.is_not(None),
+                VendorSubmission.deleted_at.is_(None),
+                VendorSubmission.submitted_at < cutoff,
+            )
+        ):
+            if job_id is not None:
+                owners[job_id] = sid
+    for job in ctx.recognizer.list_jobs(created_before=cutoff):
+        if job.session_id is not None:  # tagged at submission: ours
+            owners[job.job_id] = job.session_id
+    if not owners:
+        return
+    with db_session(ctx.repo.url) as db:
+        live = {
+            row.id: row
             for row in db.execute(
-                select(Session.vendor_job_id, Session.id).where(
-                    Session.status.in_(LIVE), Session.vendor_job_id.is_not(None)
+                select(Session.id, Session.vendor_job_id, Session.raw_turns.is_(None).label("waiting")).where(
+                    Session.id.in_(set(owners.values())), Session.status.in_(LIVE)
                 )
             )
         }
-        ledger = set(
-            db.execute(
-                select(VendorSubmission.vendor_job_id).where(
-                    VendorSubmission.vendor_job_id.is_not(None),
-                    VendorSubmission.deleted_at.is_(None),
-                    VendorSubmission.submitted_at < cutoff,
-                )
-            ).scalars()
-        )
-    candidates = set(ledger)
-    for job in ctx.recognizer.list_jobs(created_before=cutoff):
-        if job.session_id is not None:  # tagged at submission: ours
-            candidates.add(job.job_id)
-    for job_id in sorted(candidates):
-        if job_id in referenced:
-            log.warning("stranded_vendor_job_still_referenced", job_id=job_id,
-                        session_id=str(referenced[job_id]))
+    for job_id, sid in sorted(owners.items()):
+        session = live.get(sid)
+        if session is not None and (
+            session.vendor_job_id == job_id or (session.vendor_job_id is None and session.waiting)
+        ):
+            log.warning("stranded_vendor_job_still_referenced", job_id=job_id, session_id=str(sid))
             report.vendor_reported.append(job_id)
             continue
         ctx.recognizer.delete(job_id)

@@ -46,7 +46,7 @@ def withdraw(repo: Repo, volume: AudioVolume, settings: Settings, session_id: uu
     volume.delete(volume.path_for(session_id))
 
 
-def insert_event(session_id: uuid.UUID, run: int):  # type: ignore[no-untyped-def]
+def insert_event(session_id: uuid.UUID, run: int):
     from sqlalchemy import insert
 
     return insert(SessionEvent).values(session_id=session_id, run=run, kind="session_deleted")

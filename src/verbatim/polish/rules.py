@@ -14,8 +14,11 @@ from verbatim.polish.base import Turn
 
 FILLERS = frozenset({"um", "umm", "uh", "uhh", "uhm", "er", "erm", "hmm", "mm", "ah"})
 QUESTION_OPENERS = frozenset(
-    "what how why when where who which whose do does did is are was were can could would will "
-    "should have has shall may might tell".split()
+    {
+        "what", "how", "why", "when", "where", "who", "which", "whose", "do", "does",
+        "did", "is", "are", "was", "were", "can", "could", "would", "will", "should",
+        "have", "has", "shall", "may", "might", "tell",
+    }
 )
 _WORD = re.compile(r"[A-Za-z']+")
 

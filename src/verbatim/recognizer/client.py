@@ -89,7 +89,8 @@ class Recognizer:
     def _install_retry_after_hook(self) -> None:
         transport = self._client._transport  # noqa: SLF001 - the client hides response headers
         transport._ensure_client()  # noqa: SLF001
-        http: httpx.Client = transport._client  # noqa: SLF001
+        http = transport._client  # noqa: SLF001
+        assert http is not None
         http.event_hooks["response"].append(self._remember_retry_after)
 
     def _remember_retry_after(self, response: httpx.Response) -> None:
@@ -150,9 +151,14 @@ class Recognizer:
         jobs = self._retrying(lambda: self._client.list_jobs(created_before=before, limit=limit))
         return [_vendor_job(j) for j in jobs]
 
-    def find_session_job(self, session_id: uuid.UUID) -> str | None:
-        """The id of a live job tagged with this session (orphan adoption), newest first, or None."""
+    def find_session_job(self, session_id: uuid.UUID, exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
+        """The id of a live job tagged with this session (orphan adoption), newest first, or None.
+
+        ``exclude``: job ids known to be retired (being deleted), never adopted.
+        """
         for job in self.list_jobs():
+            if job.job_id in exclude:
+                continue
             if job.session_id == session_id and job.state in (JobState.RUNNING, JobState.DONE):
                 return job.job_id
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
@@ -12,7 +13,8 @@ import structlog
 FORBIDDEN_KEYS = frozenset({"text", "transcript", "client_ids", "client_name", "filename", "audio_path"})
 
 
-def scrub(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
+def scrub(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """structlog processor: redact keys that could carry patient data."""
     for key in FORBIDDEN_KEYS & event.keys():
         event[key] = "[redacted]"
     return event
