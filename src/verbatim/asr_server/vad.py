@@ -72,46 +72,58 @@ def speech_spans(mask: np.ndarray) -> list[Span]:
 def utterances(
     mask: np.ndarray,
     *,
+    breaks: np.ndarray | None = None,
     max_utt_s: float = 30.0,
     min_split_pause_s: float = 0.3,
-    min_utt_s: float = 0.0,
+    min_utt_s: float = 3.0,
     edge_s: float = 0.3,
 ) -> list[Span]:
-    """Split speech into recogniser utterances, each at most ``max_utt_s`` seconds long.
+    """Split speech into recogniser utterances of at most ``max_utt_s`` seconds.
 
-    Speech runs separated by a pause of at least ``min_split_pause_s`` are separate
-    utterances unless joining them keeps the utterance under ``max_utt_s``; no: every
-    such pause is a cut, and a run longer than ``max_utt_s`` (continuous talk with only
-    short pauses) is cut at its quietest gaps. Each utterance keeps up to ``edge_s`` of
-    the silence around it, because the recogniser expects leading and trailing silence.
+    ``mask`` is a speech mask from `speech_mask`; ``breaks`` optionally lists frame
+    indices where an utterance must end (speaker changes), so each utterance has one
+    voice and its own cepstral mean. Speech is cut at every pause of at least
+    ``min_split_pause_s``; pieces shorter than ``min_utt_s`` are joined to a neighbour
+    (short utterances lose language-model context and get a poor cepstral mean) unless
+    a break lies between them; a piece longer than ``max_utt_s`` (talk without pauses)
+    is cut at its widest pauses. Each utterance keeps up to ``edge_s`` of the silence
+    around it, since the recogniser expects leading and trailing silence.
     """
     n = mask.size
     max_len = int(round(max_utt_s / FRAME_S))
+    min_len = int(round(min_utt_s / FRAME_S))
     edge = int(round(edge_s / FRAME_S))
-    runs = speech_spans(mask)
+    cuts = np.unique(np.asarray(breaks if breaks is not None else [], dtype=np.int64))
+    runs: list[Span] = []
+    for run in speech_spans(mask):
+        inside = cuts[(cuts > run.start) & (cuts < run.end)]
+        edges = [run.start, *inside.tolist(), run.end]
+        runs.extend(Span(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True))
     if not runs:
         return []
-    # Join runs separated by short pauses into groups.
+
+    def broken(a: Span, b: Span) -> bool:
+        return bool(((cuts >= a.end) & (cuts <= b.start)).any())
+
+    # Groups of runs separated by short pauses; each group is one utterance candidate.
     groups: list[list[Span]] = [[runs[0]]]
     for run in runs[1:]:
-        if (run.start - groups[-1][-1].end) * FRAME_S < min_split_pause_s:
+        prev = groups[-1][-1]
+        if (run.start - prev.end) * FRAME_S < min_split_pause_s and not broken(prev, run):
             groups[-1].append(run)
         else:
             groups.append([run])
-    # Short groups lose language-model context and get a poor cepstral mean: merge them
-    # into the following group (the last one into the previous), staying under max_len.
-    min_len = int(round(min_utt_s / FRAME_S))
     merged: list[list[Span]] = []
     for group in groups:
-        if merged and (
-            merged[-1][-1].end - merged[-1][0].start < min_len or group[-1].end - group[0].start < min_len
-        ) and group[-1].end - merged[-1][0].start <= max_len:
-            merged[-1] = merged[-1] + group
-        else:
-            merged.append(group)
-    groups = merged
+        if merged:
+            last = merged[-1]
+            short = last[-1].end - last[0].start < min_len or group[-1].end - group[0].start < min_len
+            if short and not broken(last[-1], group[0]) and group[-1].end - last[0].start <= max_len:
+                merged[-1] = last + group
+                continue
+        merged.append(group)
     out: list[Span] = []
-    for group in groups:
+    for group in merged:
         out.extend(_split_group(group, max_len))
     # Pad with surrounding silence, never past the middle of the pause to a neighbour.
     padded: list[Span] = []

@@ -28,7 +28,7 @@ from verbatim.pipeline.checkpoint import checkpoint, drop_vendor_job
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.publish import publish
 from verbatim.pipeline.recognize import drop_audio, recognize
-from verbatim.pipeline.teardown import Teardown
+from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.states import SessionStatus
 from verbatim.telemetry import metrics
 
@@ -99,6 +99,18 @@ def _teardown(ctx: RunContext, ticket: RunTicket, lease: Lease) -> None:
     teardown.write("release_lease", lease.release)
     # Re-queue at once so recovery does not wait for the lease to expire.
     teardown.write("requeue", lambda: ctx.queue.enqueue(ticket.session_id))
+    # The end event goes to PostgreSQL (the truth), with the named code if a write ran out of
+    # budget. It may use one last attempt past the budget: budget + attempt < window still holds.
+    started = teardown.started
+    try:
+        budgeted(
+            "end_event",
+            lambda: ctx.repo.add_event(ticket.session_id, ticket.run, "run_cancelled", teardown.failure_code,
+                                       {"teardown_s": round(time.monotonic() - started, 3)}),
+            max(s.teardown_attempt_timeout_s, teardown.deadline - time.monotonic()), s.teardown_attempt_timeout_s,
+        )
+    except TeardownTimeout:
+        log.error("teardown_end_event_lost", failure_code="teardown_persist_timeout")
     teardown.finish(Outcome.CANCELLED.value)
 
 

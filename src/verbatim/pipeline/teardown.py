@@ -61,20 +61,24 @@ def budgeted(name: str, fn: Callable[[], T], budget_s: float, attempt_timeout_s:
 
 
 class Teardown:
-    """Times one session's teardown and reports it (structured event + histogram)."""
+    """One session's teardown: its writes share one wall-clock budget; reports duration and failure.
+
+    Sharing the budget is what makes ``budget + per-attempt timeout < window`` hold for the
+    whole teardown, not just for each write.
+    """
 
     def __init__(self, session_id: str, run: int, budget_s: float, attempt_timeout_s: float):
         self.session_id = session_id
         self.run = run
-        self.budget_s = budget_s
         self.attempt_timeout_s = attempt_timeout_s
         self.started = time.monotonic()
+        self.deadline = self.started + budget_s
         self.failure_code: str | None = None
 
     def write(self, name: str, fn: Callable[[], object]) -> bool:
-        """One budgeted teardown write; False (and the failure code noted) if it ran out of budget."""
+        """One teardown write within what is left of the budget; False (failure code noted) if it ran out."""
         try:
-            budgeted(name, fn, self.budget_s, self.attempt_timeout_s)
+            budgeted(name, fn, max(0.0, self.deadline - time.monotonic()), self.attempt_timeout_s)
             return True
         except TeardownTimeout as exc:
             self.failure_code = exc.failure_code

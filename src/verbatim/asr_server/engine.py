@@ -1,0 +1,199 @@
+"""The local recogniser: audio file in, Speechmatics json-v2 ``results`` out.
+
+Pipeline (all in-process, no server state):
+
+1. decode the file to 16 kHz mono float32 (`verbatim.audio.decode_pcm16k`);
+2. compute 10 ms frame features and an energy-based speech mask (`features`, `vad`);
+3. diarize the frames (`diarization`) unless ``diarization="none"``;
+4. cut speech into utterances of at most 30 s at pauses and speaker changes, and
+   decode each with pocketsphinx 5 (bundled en-US acoustic model, language model and
+   dictionary, default search settings). Decoding utterance by utterance keeps memory
+   bounded, skips long silences, and gives each voice its own cepstral mean;
+5. turn word segments into json-v2 items, label each word with the speaker holding
+   most of its frames, and close every sentence-like stretch (a speaker turn, or speech
+   followed by a pause of at least ``SENTENCE_PAUSE_S``) with a full stop.
+
+Confidence: pocketsphinx 5's ``Segment.prob`` is the word's posterior probability in
+the lattice, already converted from its internal log base-1.0001 domain to a linear
+value (pocketsphinx's own ``segments(detailed=True)`` converts it back with
+``logmath.log``). Rounding can push it slightly over 1, so it is clipped to [0, 1].
+
+Thread/process safety: the only state kept is one lazily created `Decoder` per
+thread (creating one takes ~0.3 s); `transcribe` is otherwise a pure function of its
+arguments and the file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pocketsphinx import Decoder
+
+from verbatim.asr_server import features, vad
+from verbatim.asr_server.diarization import diarize
+from verbatim.audio import SAMPLE_RATE, decode_pcm16k
+
+SENTENCE_PAUSE_S = 0.6
+"""A pause (seconds) at least this long between two words of one speaker ends a sentence."""
+UNKNOWN_SPEAKER = "UU"
+"""Speechmatics' speaker label when diarization is off."""
+_FRAME_S = 0.01
+_DIARIZATION_MODES = ("speaker", "none")
+_PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
+
+_local = threading.local()
+
+
+def _decoder() -> Decoder:
+    """This thread's pocketsphinx decoder, created on first use."""
+    dec = getattr(_local, "decoder", None)
+    if dec is None:
+        dec = Decoder(samprate=SAMPLE_RATE)
+        _local.decoder = dec
+    return dec
+
+
+@dataclass(frozen=True)
+class Word:
+    """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1]."""
+
+    text: str
+    start_s: float
+    end_s: float
+    confidence: float
+
+
+def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
+    """Decode each utterance span (10 ms frames) of ``audio`` (16 kHz float32) and return its words in order.
+
+    Silence, noise and sentence markers are dropped; alternative pronunciations
+    (``word(2)``) are reported as the word itself.
+    """
+    dec = _decoder()
+    words: list[Word] = []
+    for span in spans:
+        chunk = audio[span.start * features.HOP : span.end * features.HOP]
+        pcm = (np.clip(chunk, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+        # full_utt=True: the whole utterance at once, so the cepstral mean is this utterance's.
+        dec.start_utt()
+        dec.process_raw(pcm, full_utt=True)
+        dec.end_utt()
+        for seg in dec.seg():
+            token = seg.word
+            if not token or token[0] in "<[+":  # <s>, </s>, <sil>, [NOISE], ++GARBAGE++
+                continue
+            paren = token.find("(")
+            if paren > 0:
+                token = token[:paren]
+            words.append(
+                Word(
+                    text=token,
+                    start_s=(span.start + seg.start_frame) * _FRAME_S,
+                    end_s=(span.start + seg.end_frame + 1) * _FRAME_S,  # end_frame is inclusive
+                    confidence=float(min(max(seg.prob, 0.0), 1.0)),
+                )
+            )
+    return words
+
+
+def _speaker_changes(labels: np.ndarray, speech: np.ndarray) -> np.ndarray:
+    """Frame indices where the speaker differs from that of the previous speech frame."""
+    idx = np.flatnonzero(speech)
+    if idx.size < 2:
+        return np.empty(0, dtype=np.int64)
+    lab = labels[idx]
+    return idx[1:][lab[1:] != lab[:-1]]
+
+
+def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) -> list[int]:
+    """Speaker index for each word: the label held by most of its speech frames (all frames if none)."""
+    out = []
+    for w in words:
+        a = int(round(w.start_s / _FRAME_S))
+        b = max(a + 1, int(round(w.end_s / _FRAME_S)))
+        seg = labels[a:b]
+        voiced = seg[speech[a:b]]
+        pick = voiced if voiced.size else seg
+        out.append(int(np.bincount(pick).argmax()) if pick.size else int(labels[min(a, labels.size - 1)]))
+    return out
+
+
+def transcribe(
+    path: str | os.PathLike[str],
+    *,
+    diarization: str = "speaker",
+    max_speakers: int = 2,
+    language: str = "en",
+) -> list[dict[str, Any]]:
+    """Recognise speech in an audio file; return a Speechmatics json-v2 ``results`` list.
+
+    Each word item is ``{"type": "word", "start_time": s, "end_time": s, "alternatives":
+    [{"content", "confidence", "language", "speaker"}]}`` (times in seconds, ascending);
+    each sentence ends with a ``{"type": "punctuation", "attaches_to": "previous",
+    "is_eos": True, ...}`` full stop at the time its last word ends. Speakers are "S1",
+    "S2", ... in order of first word, or "UU" when ``diarization`` is "none".
+
+    Raises ValueError for an unsupported ``language`` (only "en"), ``diarization`` mode
+    or ``max_speakers`` < 1, and `verbatim.errors.AudioUnreadable` for a bad file.
+    """
+    if language != "en":
+        raise ValueError(f"language {language!r} is not supported by the local recogniser (only 'en')")
+    if diarization not in _DIARIZATION_MODES:
+        raise ValueError(f"diarization must be one of {_DIARIZATION_MODES}, not {diarization!r}")
+    if max_speakers < 1:
+        raise ValueError("max_speakers must be at least 1")
+    audio = decode_pcm16k(path)
+    frames = features.compute(audio)
+    speech = vad.speech_mask(frames.energy_db)
+    if diarization == "speaker":
+        labels = diarize(frames, speech, max_speakers=max_speakers)
+        changes = _speaker_changes(labels, speech)
+    else:
+        labels = np.zeros(frames.n, dtype=np.int64)
+        changes = None
+    words = recognise(audio, vad.utterances(speech, breaks=changes))
+    speakers = _word_speakers(words, labels, speech)
+    if diarization == "speaker":
+        names: dict[int, str] = {}
+        tags = [names.setdefault(s, f"S{len(names) + 1}") for s in speakers]
+    else:
+        tags = [UNKNOWN_SPEAKER] * len(words)
+    return to_results(words, tags, language)
+
+
+def to_results(words: list[Word], speakers: list[str], language: str = "en") -> list[dict[str, Any]]:
+    """Build json-v2 result items from words and their speaker tags, adding full stops and capitals."""
+    results: list[dict[str, Any]] = []
+    sentence_start = True
+    for i, (w, spk) in enumerate(zip(words, speakers, strict=True)):
+        text = w.text
+        if sentence_start or text in _PRONOUN_I:
+            text = text[:1].upper() + text[1:]
+        results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
+        last = i == len(words) - 1
+        sentence_start = (
+            last or speakers[i + 1] != spk or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
+        )
+        if sentence_start:
+            stop = _item("punctuation", w.end_s, w.end_s, ".", 1.0, language, spk)
+            stop["attaches_to"] = "previous"
+            stop["is_eos"] = True
+            results.append(stop)
+    return results
+
+
+def _item(
+    kind: str, start: float, end: float, content: str, confidence: float, language: str, speaker: str
+) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "start_time": round(float(start), 2),
+        "end_time": round(float(end), 2),
+        "alternatives": [
+            {"content": content, "confidence": round(confidence, 3), "language": language, "speaker": speaker}
+        ],
+    }
