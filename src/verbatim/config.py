@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     api_port: int = 8000
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
+    tus_expiry_s: float = Field(
+        86400.0, gt=0, description="An unfinished resumable (tus) upload expires this long after creation (24 h)"
+    )
 
     # --- recognizer (Speechmatics batch API or the local asr-server) ----------------------
     recognizer_url: str = Field(
@@ -137,6 +140,11 @@ class Settings(BaseSettings):
     def incoming_dir(self) -> Path:
         """Uploads being written; renamed into audio_dir only once complete and fsynced."""
         return self.data_dir / "incoming"
+
+    @property
+    def tus_dir(self) -> Path:
+        """Resumable (tus) uploads in progress, kept apart from finished audio until finalized."""
+        return self.data_dir / "tus"
 
     @property
     def asr_dir(self) -> Path:

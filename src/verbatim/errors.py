@@ -28,6 +28,14 @@ class EmbeddedServerError(VerbatimError):
     """
 
 
+class UploadExpired(VerbatimError):
+    """Raised when a resumable (tus) upload is used after its expiry time (``tus_expiry_s`` after creation)."""
+
+
+class UploadBusy(VerbatimError):
+    """Raised when another request holds a resumable upload's lock (a PATCH still writing, or a finalize)."""
+
+
 class IllegalTransition(VerbatimError):
     """Raised when a session is asked to move between states the state machine does not connect."""
 

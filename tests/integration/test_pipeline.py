@@ -14,7 +14,7 @@ from tests.conftest import SAMPLES, AsrServer
 from tests.factories import new_session
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session, SessionEvent, Transcript, VendorSubmission
+from verbatim.db.models import Session, SessionEvent, Transcript
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.runtime import build_context
@@ -212,5 +212,4 @@ def test_bad_api_key_blocks_with_audio_kept(settings: Settings, asr: AsrServer) 
     s = row(bad, sid)
     assert (s.status, s.failure_code, s.runs) == ("blocked", "recognizer_auth", 0)
     assert bad.volume.path_for(sid).exists()
-    with db_session(bad.repo.url) as db:
-        assert db.execute(select(VendorSubmission).where(VendorSubmission.session_id == sid)).first() is not None
+    assert str(sid) not in asr.submissions()
