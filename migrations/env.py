@@ -9,6 +9,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import text
 
+import verbatim.reliability.models  # noqa: F401  - the reliability tables join Base.metadata
 from verbatim.db.engine import engine
 from verbatim.db.models import Base
 

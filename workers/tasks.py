@@ -10,6 +10,7 @@ from verbatim.pipeline.context import CancelToken, RunContext
 from verbatim.pipeline.run import run_capture
 from verbatim.pipeline.sweeps import sweep_all
 from verbatim.queue import CAPTURE_TASK, SWEEP_TASK
+from verbatim.reliability.sweep import sweep as reliability_sweep
 from workers.app import app
 
 _context: dict[int, RunContext] = {}
@@ -42,5 +43,8 @@ def capture(session_id: str) -> str:
 def sweep() -> dict[str, int]:
     """Run the sweeps (idempotent; two beats are safe)."""
     report = sweep_all(context())
+    # Only the beat whose sweeps took the sweep lock re-emits: a second beat skips both.
+    analysis = None if report.skipped else reliability_sweep(context().redis, context().repo.url)
     return {"requeued": len(report.requeued), "vendor_deleted": len(report.vendor_deleted),
-            "audio_deleted": report.audio_deleted}
+            "audio_deleted": report.audio_deleted,
+            "analysis_reemitted": len(analysis.reemitted) if analysis else 0}

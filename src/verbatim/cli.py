@@ -119,6 +119,19 @@ def worker(name: Annotated[str, typer.Option(help="Worker node name")] = "captur
     )
 
 
+@app.command("analysis-worker")
+def analysis_worker(
+    name: Annotated[str | None, typer.Option(help="Consumer name (default: host-pid-random)")] = None,
+) -> None:
+    """Run one reliability-analysis worker: consumes reliability:events (Redis Streams) until SIGTERM."""
+    from verbatim.reliability.settings import get_reliability_settings
+    from verbatim.reliability.worker import main as run_worker
+
+    _configure_logs()
+    database_url, redis_url = _urls()
+    raise typer.Exit(run_worker(database_url, redis_url, get_reliability_settings(), consumer=name))
+
+
 @app.command()
 def beat() -> None:
     """Run Celery beat, which schedules the sweeps every VERBATIM_SWEEP_INTERVAL_S seconds."""
@@ -150,6 +163,23 @@ def upload(
     with ApiClient(api_url, token) as c:
         session = c.upload(file, client, session_type=session_type, consent_method=consent_method)
     console.print(session["id"])
+
+
+@app.command("deploy-drill")
+def deploy_drill(
+    sessions: Annotated[int, typer.Option(help="Sessions in flight during the restart")] = 20,
+    drain: Annotated[float, typer.Option(help="Drain window of each worker, seconds")] = 2.0,
+) -> None:
+    """Rolling-restart the capture workers under load on a local stack; report what it cost."""
+    from verbatim.drill import run_drill
+
+    baseline, drilled = run_drill(sessions, drain_s=drain)
+    table = Table("run", "sessions", "lost", "extra runs", "slowest (s)")
+    for name, r in (("undisturbed", baseline), ("rolling restart", drilled)):
+        table.add_row(name, str(r.sessions), str(r.sessions_lost), str(r.extra_runs), f"{r.slowest_s:.1f}")
+    console.print(table)
+    console.print(f"drain per worker (s): {', '.join(f'{d:.1f}' for d in drilled.drains_s)}")
+    raise typer.Exit(1 if drilled.sessions_lost else 0)
 
 
 @token_app.command("create")

@@ -53,3 +53,15 @@ class ApiClient:
         response = self._http.get(f"/v1/sessions/{session_id}/transcript")
         response.raise_for_status()
         return response.json()
+
+    def suggestions(self, session_id: str) -> dict[str, Any]:
+        """GET /v1/sessions/{id}/suggestions: ``{"session_id", "suggestions": [...]}``."""
+        response = self._http.get(f"/v1/sessions/{session_id}/suggestions")
+        response.raise_for_status()
+        return response.json()
+
+    def analysis_progress(self, session_id: str) -> dict[str, Any]:
+        """GET /v1/reliability/transcripts/{id}/progress: ``{"status", "source", …}``."""
+        response = self._http.get(f"/v1/reliability/transcripts/{session_id}/progress")
+        response.raise_for_status()
+        return response.json()

@@ -20,6 +20,7 @@ from verbatim.stack import Stack, ensure_servers, settings_for_stack
 
 STAGES = ["queued", "recognizing", "checkpointed", "publishing", "ready"]
 TIMEOUT_S = 900
+ANALYSIS_TIMEOUT_S = 60
 console = Console()
 
 
@@ -66,6 +67,7 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
             ok = all(s["status"] == "ready" for s in done.values())
             for f, sid in ids.items():
                 _print_transcript(api, f, sid, done[f])
+                _print_suggestions(api, sid, done[f])
         console.print(f"logs: {stack.log_dir}")
         return 0 if ok else 1
     finally:
@@ -115,3 +117,29 @@ def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> N
         heard = " ".join(seg["text"] for seg in body["transcripts"][0]["segments"])
         console.print(f"[bold]word error rate vs reference: {word_error_rate(reference, heard):.3f}[/bold] "
                       "(offline pocketsphinx recognizer)")
+
+
+def _print_suggestions(api: ApiClient, sid: str, session: dict, shown: int = 15) -> None:
+    """The reliability analysis's suggestions for the clinician to review (waits for the analysis)."""
+    from rich.markup import escape
+
+    if session["status"] != "ready":
+        return
+    deadline = time.monotonic() + ANALYSIS_TIMEOUT_S
+    while api.analysis_progress(sid)["status"] not in ("done", "dead_lettered") and time.monotonic() < deadline:
+        time.sleep(0.5)
+    items = api.suggestions(sid)["suggestions"]
+    console.print(f"[bold]suggestions to review: {len(items)}[/bold] "
+                  "(POST /v1/suggestions/{id}/validate|ignore|revert)")
+    for item in items[:shown]:
+        if item["kind"] == "word":
+            alternatives = ", ".join(item["alternatives"]) or "none"
+            what = (f"word {item['original']!r} heard at confidence {item['confidence']:.2f} "
+                    f"(alternatives: {alternatives})")
+        elif item["kind"] == "speaker":
+            what = f"speaker {item['original']} → {item['suggested']}? ({item['reason']})"
+        else:
+            what = f"polish edit: {item['original']!r} → {item['suggested']!r}"
+        console.print(f"  [{item['start_s']:6.1f}s] {item['status']:>12}  {escape(what)}")
+    if len(items) > shown:
+        console.print(f"  … and {len(items) - shown} more")

@@ -114,9 +114,36 @@ class Stack:
         self.spawn("api", "api")
         for i in range(1, self.workers + 1):
             self.spawn(f"worker-{i}", "worker", "--name", f"capture-{i}")
+        self.spawn("worker-analysis", "analysis-worker")
         self.spawn("beat", "beat")
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
         self.wait_http(f"{self.api_url}/readyz", "api")
+
+    def restart_worker(self, name: str, timeout_s: float | None = None) -> float:
+        """Rolling-restart one worker: SIGTERM (it drains), wait for exit, start its replacement,
+        wait until the replacement answers a Celery ping. Returns the seconds the drain took."""
+        child = next(c for c in self.children if c.name == name)
+        started = time.monotonic()
+        os.killpg(child.proc.pid, signal.SIGTERM)
+        child.proc.wait(timeout_s or self.settings.shutdown_window_s)
+        drained = time.monotonic() - started
+        self.children.remove(child)
+        node = f"{name.replace('worker', 'capture')}"
+        self.spawn(name, "worker", "--name", node)
+        self.wait_worker(node)
+        return drained
+
+    def wait_worker(self, node: str, timeout_s: float = 90) -> None:
+        """Wait until the Celery worker ``node`` answers a ping (it is consuming)."""
+        from verbatim.queue import celery_app
+
+        app = celery_app(self.servers.redis_url)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            replies = app.control.ping(timeout=1.0)
+            if any(key.startswith(f"{node}@") for reply in replies for key in reply):
+                return
+        raise EmbeddedServerError(f"worker {node} did not become healthy within {timeout_s:.0f} s")
 
     def wait_http(self, url: str, name: str, timeout_s: float = 90) -> None:
         deadline = time.monotonic() + timeout_s

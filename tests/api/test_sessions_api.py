@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import httpx
 import pytest
 from sqlalchemy import select, update
 
@@ -162,3 +163,43 @@ def test_bad_metadata_leaves_nothing(api: Api, alice: str, mutate, status: int, 
     r = api.upload(alice, JFK, meta)
     assert (r.status_code, r.json()["error"]) == (status, code), r.text
     assert api.files_on_volume() == [] and api.enqueued() == 0
+
+
+TUS_ENDPOINTS = ["head", "patch", "finalize"]
+
+
+def _call_tus(api: Api, who: str, endpoint: str, upload_id: str, offset: int) -> httpx.Response:
+    if endpoint == "head":
+        return api.tus_head(who, upload_id)
+    if endpoint == "patch":
+        return api.tus_patch(who, upload_id, offset, JFK.read_bytes()[offset:])
+    return api.finalize(who, upload_id)
+
+
+@pytest.mark.parametrize("endpoint", TUS_ENDPOINTS)
+@pytest.mark.parametrize("intruder", ["bob", "north_admin", "admin"])
+def test_another_therapists_upload_is_404(api: Api, alice: str, bob: str, endpoint: str, intruder: str) -> None:
+    """A tus upload is its creator's alone: another therapist, even the clinic's admin, gets 404."""
+    tokens = {"bob": bob, "north_admin": token_for(api.settings, "", "North Clinic", scope="clinic_admin"),
+              "admin": token_for(api.settings, "", "North Clinic", scope="admin")}
+    upload_id = api.tus_upload(alice, JFK, complete=False)
+    offset = JFK.stat().st_size // 2
+    r = _call_tus(api, tokens[intruder], endpoint, upload_id, offset)
+    assert r.status_code == (403 if endpoint == "finalize" and intruder != "bob" else 404), r.text
+    if endpoint != "head":
+        assert r.json()["error"] == ("forbidden" if r.status_code == 403 else "not_found")
+    head = api.tus_head(alice, upload_id)
+    assert head.status_code == 200 and int(head.headers["upload-offset"]) == offset
+    assert api.tus_patch(alice, upload_id, offset, JFK.read_bytes()[offset:]).status_code == 204
+    assert api.finalize(alice, upload_id).status_code == 201
+    assert api.client.get("/v1/sessions", headers=api.headers(bob)).json()["items"] == []
+
+
+def test_tus_endpoints_need_a_token_but_discovery_does_not(api: Api, alice: str) -> None:
+    upload_id = api.tus_upload(alice, JFK, complete=False)
+    assert api.client.post("/v1/uploads", headers={"tus-resumable": "1.0.0", "upload-length": "10"}).status_code == 401
+    assert api.client.head(f"/v1/uploads/{upload_id}", headers={"tus-resumable": "1.0.0"}).status_code == 401
+    r = api.client.patch(f"/v1/uploads/{upload_id}", content=b"x", headers={
+        "tus-resumable": "1.0.0", "upload-offset": "0", "content-type": "application/offset+octet-stream"})
+    assert r.status_code == 401 and r.json()["error"] == "unauthorized"
+    assert api.client.options(f"/v1/uploads/{upload_id}").status_code == 204

@@ -11,10 +11,14 @@ from sqlalchemy import text
 
 from verbatim.api import errors
 from verbatim.api.deps import Services
+from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.sessions import router as sessions_router
+from verbatim.api.tus import router as tus_router
 from verbatim.config import Settings
 from verbatim.db.engine import dispose_all, engine
 from verbatim.db.repo import Repo
+from verbatim.reliability.api import router as reliability_router
+from verbatim.resumable import ResumableUploads
 from verbatim.runtime import make_queue, redis_client, require_urls
 from verbatim.storage import AudioVolume
 
@@ -32,6 +36,7 @@ def create_app(settings: Settings) -> FastAPI:
             redis=client,
             queue=make_queue(settings, client),
             volume=AudioVolume(settings.audio_dir, settings.incoming_dir),
+            uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s),
         )
         yield
         client.close()
@@ -44,7 +49,10 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
+    app.add_middleware(CloseOnUnreadBody)
     app.include_router(sessions_router)
+    app.include_router(reliability_router)
+    app.include_router(tus_router)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

@@ -13,6 +13,7 @@ from verbatim.auth import Principal, resolve
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
 from verbatim.queue import CaptureQueue
+from verbatim.resumable import ResumableUploads
 from verbatim.storage import AudioVolume
 
 
@@ -25,6 +26,7 @@ class Services:
     redis: redis.Redis
     queue: CaptureQueue
     volume: AudioVolume
+    uploads: ResumableUploads
 
 
 def services(request: Request) -> Services:

@@ -14,13 +14,17 @@ from verbatim.errors import AudioUnreadable, IllegalTransition, NotFound
 
 
 class ApiError(Exception):
-    """Raised by API code to answer ``status`` with an error code a client can act on."""
+    """Raised by API code to answer ``status`` with an error code a client can act on.
 
-    def __init__(self, status: int, code: str, detail: str):
+    ``headers`` are added to the error response (e.g. ``Tus-Resumable`` on tus endpoints).
+    """
+
+    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None):
         super().__init__(detail)
         self.status = status
         self.code = code
         self.detail = detail
+        self.headers = headers
 
 
 def _body(code: str, detail: str) -> dict[str, str]:
@@ -32,7 +36,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(_body(exc.code, exc.detail), exc.status)
+        return JSONResponse(_body(exc.code, exc.detail), exc.status, headers=exc.headers)
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -9,12 +10,16 @@ from typing import Annotated, Any, Literal
 import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from python_multipart.multipart import parse_options_header
 from sqlalchemy import func, insert, select, update
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from verbatim import audio
 from verbatim.api.deps import PrincipalDep, ServicesDep
 from verbatim.api.errors import ApiError
-from verbatim.api.upload import receive
+from verbatim.api.tus import claim
+from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry, Session, Transcript
@@ -126,7 +131,27 @@ def audit(svc: ServicesDep, who: Principal, action: str, session_id: uuid.UUID, 
         )
 
 
-@router.post("", status_code=201, response_model=SessionOut, responses={200: {"model": SessionOut}})
+_UPLOAD_BODIES: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {"schema": {
+                "type": "object", "required": ["audio", "metadata"],
+                "properties": {"audio": {"type": "string", "format": "binary"},
+                               "metadata": {"type": "string", "description": "SessionMetadata as JSON"}},
+            }},
+            "application/json": {"schema": {
+                "type": "object", "required": ["upload_id", "metadata"], "additionalProperties": False,
+                "properties": {"upload_id": {"type": "string", "description": "id of a complete /v1/uploads upload"},
+                               "metadata": {"type": "object", "description": "SessionMetadata"}},
+            }},
+        },
+    }
+}
+
+
+@router.post("", status_code=201, response_model=SessionOut, responses={200: {"model": SessionOut}},
+             openapi_extra=_UPLOAD_BODIES)
 async def create_session(
     request: Request,
     response: Response,
@@ -134,31 +159,114 @@ async def create_session(
     who: PrincipalDep,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> SessionOut:
-    """Upload a recording (multipart ``audio`` + ``metadata`` JSON); 201 with the new session.
+    """Create a session from a recording; 201 with the new session (200 for an idempotent retry).
 
-    The audio is streamed to disk, checked by content, fsynced and renamed; then the session
-    row is committed; then a capture run is queued (if the queue is down, the sweep queues it).
-    Errors: 415 not multipart, 413 too large/long, 422 bad metadata or not audio,
-    409 Idempotency-Key reused with different audio, 400 malformed or cut-off body.
+    Two bodies, one path. ``multipart/form-data`` with parts ``audio`` (the file, streamed to
+    disk) and ``metadata`` (JSON); or ``application/json`` ``{"upload_id", "metadata"}``
+    finalizing a complete resumable upload from ``/v1/uploads`` (its file is moved, not
+    copied). Either becomes an `Upload`, which is then checked by content, fsynced and
+    renamed; then the session row is committed; then a capture run is queued (if the queue
+    is down, the sweep queues it). ``X-Content-SHA256`` (hex), when sent, must match the audio.
+    Errors: 415 neither body type, 413 too large/long, 422 bad metadata, not audio or digest
+    mismatch, 409 Idempotency-Key reused with different audio or upload incomplete,
+    404 unknown upload, 400 malformed or cut-off body.
     """
     if who.scope != "therapist" or who.therapist_id is None:
         raise ApiError(403, "forbidden", "only a therapist token can upload sessions")
+    content_type, _ = parse_options_header(request.headers.get("content-type", ""))
+    if content_type == b"application/json":
+        claimed = await _claim_resumable(request, svc, who, idempotency_key)
+        if isinstance(claimed, Session):
+            response.status_code = 200
+            return _out(claimed)
+        upload = claimed
+    else:
+        upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes)
+    sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
+    # Probing, fsync, PostgreSQL and Redis all block: keep them off the event loop.
+    session, created = await run_in_threadpool(_create_from_upload, svc, who, upload, idempotency_key, sent_digest)
+    if not created:
+        response.status_code = 200
+    return session
+
+
+def _validate_metadata(raw: dict[str, Any]) -> SessionMetadata:
+    """The upload's metadata as SessionMetadata; ApiError 422 (``missing_consent`` or ``invalid_metadata``)."""
+    try:
+        return SessionMetadata.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        code = "missing_consent" if where.startswith("consent") else "invalid_metadata"
+        raise ApiError(422, code, f"metadata.{where}: {first['msg']}") from exc
+
+
+async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
+                           idempotency_key: str | None) -> Upload | Session:
+    """Parse ``{"upload_id", "metadata"}`` and claim that tus upload: an Upload in ``incoming/``.
+
+    Returns the existing Session instead when this is a retry whose first attempt already
+    consumed the upload (same Idempotency-Key, upload gone). Errors: 413 body over 64 KiB,
+    422 body or metadata invalid, and `tus.claim`'s 404 / 409 / 410 / 423.
+    """
+    body = await _read_small_body(request)
+    try:
+        value = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApiError(422, "body_not_json", f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ApiError(422, "invalid_body", 'send {"upload_id": "...", "metadata": {...}}')
+    unknown = sorted(value.keys() - {"upload_id", "metadata"})
+    if unknown:
+        raise ApiError(422, "invalid_body", f"unknown fields {unknown}: send only upload_id and metadata")
+    upload_id = value.get("upload_id")
+    if not isinstance(upload_id, str):
+        raise ApiError(422, "invalid_body", "upload_id must be the id of a /v1/uploads upload")
+    if "metadata" not in value:
+        raise ApiError(422, "missing_metadata", "the body needs `metadata`")
+    if not isinstance(value["metadata"], dict):
+        raise ApiError(422, "metadata_not_object", "metadata must be a JSON object")
+    metadata: dict[str, Any] = value["metadata"]
+    # Checked before the claim, because a claim consumes the upload: a typo in the metadata
+    # must not cost the therapist an hour of audio sent over a phone network.
+    _validate_metadata(metadata)
+    if idempotency_key:
+        existing = await run_in_threadpool(_by_idempotency, svc, who, idempotency_key)
+        info = svc.uploads.info(upload_id)
+        if existing is not None and (info is None or info.owner != who.therapist_id):
+            return existing  # a retry: the first attempt consumed the upload and made this session
+    return await claim(svc, who, upload_id, metadata, svc.volume.new_incoming())
+
+
+async def _read_small_body(request: Request) -> bytes:
+    """The whole (JSON) body, refused with 413 past METADATA_MAX_BYTES + 1 KiB; 400 on a cut."""
+    limit = METADATA_MAX_BYTES + 1024
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise ApiError(413, "body_too_large", f"the JSON body must be at most {limit} bytes")
+    except ClientDisconnect as exc:
+        raise ApiError(400, "client_disconnected", "the request was cut off before it finished; retry it") from exc
+    return bytes(body)
+
+
+def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempotency_key: str | None,
+                        sent_digest: str | None) -> tuple[SessionOut, bool]:
+    """Check, commit and enqueue a received Upload; returns (session, created).
+
+    ``created`` is False for an idempotent retry (the existing session is returned and this
+    copy of the audio deleted). Whatever is refused, ``upload.audio`` is deleted first.
+    """
+    assert who.therapist_id is not None
     settings = svc.settings
-    incoming = svc.volume.new_incoming()
-    upload = await receive(request, incoming, settings.max_upload_bytes)
     session_id = uuid.uuid4()
     try:
-        try:
-            meta = SessionMetadata.model_validate(upload.metadata)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            code = "missing_consent" if where.startswith("consent") else "invalid_metadata"
-            raise ApiError(422, code, f"metadata.{where}: {first['msg']}") from exc
+        meta = _validate_metadata(upload.metadata)
         if upload.size == 0:
             raise ApiError(422, "empty_audio", "the audio part is empty")
-        sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
-        if sent_digest and sent_digest.lower() != upload.sha256:
+        if sent_digest and sent_digest.strip().lower() != upload.sha256:
             raise ApiError(422, "digest_mismatch", "the audio does not match the SHA-256 the client sent")
         if idempotency_key:
             existing = _by_idempotency(svc, who, idempotency_key)
@@ -168,8 +276,7 @@ async def create_session(
                                    "this Idempotency-Key was used for a different recording")
                 # A retried upload: the first copy is the session's; this one goes.
                 upload.audio.unlink(missing_ok=True)
-                response.status_code = 200
-                return _out(existing)
+                return _out(existing), False
         try:
             info = audio.probe(upload.audio)
         except AudioUnreadable as exc:
@@ -192,18 +299,31 @@ async def create_session(
         with db_session(svc.repo.url) as db:
             db.add(row)
     except Exception:
-        # The row never committed: the file has no owner. (A crash right here is the orphan sweep's.)
-        svc.volume.delete(final)
-        existing = _by_idempotency(svc, who, idempotency_key) if idempotency_key else None
-        if existing is not None and existing.audio_sha256 == upload.sha256:
-            response.status_code = 200
-            return _out(existing)
-        raise
+        # A failed COMMIT may still have committed (the connection dropped after the server
+        # applied it): the file may only go once we know that no row owns it.
+        owned = _row_exists(svc, session_id)
+        if owned is None:
+            raise  # unknown: the orphan sweep deletes the file later only if no live session owns it
+        if not owned:
+            svc.volume.delete(final)
+            existing = _by_idempotency(svc, who, idempotency_key) if idempotency_key else None
+            if existing is not None and existing.audio_sha256 == upload.sha256:
+                return _out(existing), False  # a concurrent retry with the same key won the race
+            raise
     try:
         svc.queue.enqueue(session_id)
     except Exception as exc:  # noqa: BLE001 - the row is committed: the sweep will queue it
         log.warning("enqueue_failed", session_id=str(session_id), error=type(exc).__name__)
-    return _out(svc.repo.get(session_id))
+    return _out(svc.repo.get(session_id)), True
+
+
+def _row_exists(svc: ServicesDep, session_id: uuid.UUID) -> bool | None:
+    """Whether the session row exists; None when PostgreSQL cannot say."""
+    try:
+        with db_session(svc.repo.url) as db:
+            return db.execute(select(Session.id).where(Session.id == session_id)).first() is not None
+    except Exception:  # noqa: BLE001 - "cannot tell" is an answer here
+        return None
 
 
 def _by_idempotency(svc: ServicesDep, who: Principal, key: str) -> Session | None:

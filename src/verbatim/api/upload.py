@@ -4,7 +4,9 @@ Starlette's ``request.form()`` spools the whole body before any limit is checked
 python-multipart's streaming parser runs over ``request.stream()``, the audio part goes
 straight to ``incoming/<random>.part`` (constant memory, SHA-256 and size computed on the
 way) and the size limit answers 413 the moment it is passed. Whatever goes wrong, the
-partial file is removed before the error is returned.
+partial file is removed before the error is returned. The file is fsynced by
+``AudioVolume.commit``, off the event loop, not here: an fsync of a 1 GiB file on the loop
+would stall every other request for seconds.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Request
-from python_multipart.exceptions import MultipartParseError
-from python_multipart.multipart import MultipartParser, parse_options_header
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.requests import ClientDisconnect
 
 from verbatim.api.errors import ApiError
@@ -28,7 +30,13 @@ METADATA_MAX_BYTES = 64 * 1024
 
 @dataclass
 class Upload:
-    """A fully received upload: the metadata JSON and the audio file on disk."""
+    """A fully received recording, from either upload path, before any check.
+
+    ``metadata`` is the client's JSON object (not yet validated); ``audio`` a file under
+    ``incoming/`` that the caller must commit or delete; ``size`` its length in bytes;
+    ``sha256`` its hex digest; ``filename`` the client's name for it — informational only,
+    never used as a path.
+    """
 
     metadata: dict[str, Any]
     audio: Path
@@ -49,6 +57,7 @@ class _Receiver:
         self.part: str | None = None
         self.filename: str | None = None
         self.metadata = bytearray()
+        self.metadata_seen = False
         self.audio_file: Any = None
         self.audio_seen = False
         self.size = 0
@@ -86,7 +95,9 @@ class _Receiver:
             fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             self.audio_file = os.fdopen(fd, "wb")
         elif name == "metadata":
-            pass
+            if self.metadata_seen:
+                raise ApiError(400, "duplicate_metadata", "send exactly one `metadata` part")
+            self.metadata_seen = True
         else:
             raise ApiError(400, "unexpected_part", f"unexpected form part {name!r}: send `audio` and `metadata`")
         self.part = name
@@ -106,8 +117,6 @@ class _Receiver:
 
     def on_part_end(self) -> None:
         if self.part == "audio" and self.audio_file is not None:
-            self.audio_file.flush()
-            os.fsync(self.audio_file.fileno())
             self.audio_file.close()
             self.audio_file = None
         self.part = None
@@ -121,32 +130,35 @@ class _Receiver:
 async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
     """Stream a ``multipart/form-data`` body with parts ``audio`` (file) and ``metadata`` (JSON).
 
-    Returns the Upload with the audio at ``target`` (fsynced). Raises ApiError — 415 (not
-    multipart), 413 (too large), 400 (malformed, missing part, client disconnected) — and
-    then no file is left at ``target``.
+    Returns the Upload with the audio at ``target`` (written, not yet fsynced). Raises
+    ApiError — 415 (not multipart), 413 (too large), 400 (malformed, missing or duplicate
+    part, body cut short, client disconnected), 422 (metadata missing or not a JSON object)
+    — and then no file is left at ``target``.
     """
     content_type, options = parse_options_header(request.headers.get("content-type", ""))
-    if content_type != b"multipart/form-data" or b"boundary" not in options:
+    if content_type != b"multipart/form-data" or not options.get(b"boundary"):
         raise ApiError(415, "unsupported_media_type", "send multipart/form-data with `audio` and `metadata` parts")
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > max_bytes + METADATA_MAX_BYTES + 65536:
         raise ApiError(413, "too_large", f"request body is larger than the limit of {max_bytes} bytes")
     receiver = _Receiver(target, max_bytes)
-    parser = MultipartParser(options[b"boundary"], receiver.callbacks())  # type: ignore[arg-type]
     try:
+        parser = MultipartParser(options[b"boundary"], receiver.callbacks())  # type: ignore[arg-type]
         async for chunk in request.stream():
             parser.write(chunk)
         parser.finalize()
         receiver.close()
         if not receiver.audio_seen:
             raise ApiError(400, "missing_audio", "the form has no `audio` file part")
-        if receiver.part is not None or receiver.audio_file is not None:
-            raise ApiError(400, "truncated_body", "the multipart body ended in the middle of a part")
+        # python-multipart's finalize() does not check for the closing boundary: a body that
+        # stops between parts or inside one would otherwise pass as complete.
+        if receiver.part is not None or parser.state != MultipartState.END:
+            raise ApiError(400, "truncated_body", "the multipart body ended before its closing boundary")
         metadata = _parse_metadata(bytes(receiver.metadata))
     except ClientDisconnect as exc:
         _discard(receiver, target)
         raise ApiError(400, "client_disconnected", "the upload was cut off before it finished; retry it") from exc
-    except MultipartParseError as exc:
+    except FormParserError as exc:  # MultipartParseError, a boundary over 256 bytes, …
         _discard(receiver, target)
         raise ApiError(400, "malformed_multipart", f"the multipart body could not be parsed: {exc}") from exc
     except BaseException:

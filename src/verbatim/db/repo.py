@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session as OrmSession
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent, Transcript, VendorSubmission
 from verbatim.errors import FenceLost, IllegalTransition, NotFound
+from verbatim.reliability.sweep import record_request
 from verbatim.states import ACTIVE, SessionStatus, predecessors
 from verbatim.telemetry import metrics
 
@@ -231,6 +232,8 @@ class Repo:
                     )
                 )
             db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind="transcript_ready"))
+            # The analysis request commits with the transcript: a lost event is re-emitted from it.
+            record_request(db, session_id)
 
     def fail(
         self,

@@ -29,6 +29,7 @@ from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.publish import publish
 from verbatim.pipeline.recognize import drop_audio, recognize
 from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
+from verbatim.reliability.sweep import emit_requested
 from verbatim.states import SessionStatus
 from verbatim.telemetry import metrics
 
@@ -209,6 +210,9 @@ def _after_release(ctx: RunContext, ticket: RunTicket, outcome: Outcome) -> None
     if outcome is Outcome.RETRY_LATER:
         ctx.queue.enqueue(sid, countdown_s=ctx.settings.recognizer_poll_max_s)
     elif outcome is Outcome.READY:
+        # Before the webhook (which may wait out its budget). Never raises: if Redis is down,
+        # the reliability sweep emits it later.
+        emit_requested(ctx.redis, sid, None, database_url=ctx.repo.url)
         ctx.notifier.send("transcript_ready", sid, run=ticket.run)
     elif outcome in (Outcome.FAILED, Outcome.INTERRUPTED, Outcome.BLOCKED):
         row = ctx.repo.get(sid)

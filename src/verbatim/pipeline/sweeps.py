@@ -4,7 +4,7 @@
 (b) stranded vendor jobs: ours (tagged), older than ``vendor_job_max_age_s``, referenced by
     no live session → deleted; a live session still pointing at one is reported, not stripped.
 (c) orphan audio: recordings (and partial uploads) with no live session, older than
-    ``orphan_audio_grace_s`` → deleted.
+    ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
 
 Every sweep is idempotent, and a Redis lock keeps two beats from sweeping at once.
 """
@@ -23,6 +23,7 @@ from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.leases import is_held
 from verbatim.pipeline.context import RunContext
+from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
 from verbatim.telemetry import metrics
 
@@ -39,6 +40,7 @@ class SweepReport:
     vendor_deleted: list[str] = field(default_factory=list)
     vendor_reported: list[str] = field(default_factory=list)
     audio_deleted: int = 0
+    uploads_expired: int = 0
     skipped: bool = False
 
 
@@ -52,10 +54,12 @@ def sweep_all(ctx: RunContext) -> SweepReport:
     requeue_stalled(ctx, report)
     delete_stranded_vendor_jobs(ctx, report)
     delete_orphan_audio(ctx, report)
-    if report.requeued or report.vendor_deleted or report.vendor_reported or report.audio_deleted:
+    if (report.requeued or report.vendor_deleted or report.vendor_reported or report.audio_deleted
+            or report.uploads_expired):
         log.info(
             "sweep_done", requeued=len(report.requeued), vendor_deleted=len(report.vendor_deleted),
             vendor_reported=len(report.vendor_reported), audio_deleted=report.audio_deleted,
+            uploads_expired=report.uploads_expired,
         )
     return report
 
@@ -122,7 +126,8 @@ def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
 
 
 def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
-    """Delete recordings with no live session, and partial uploads, past the grace period."""
+    """Delete recordings with no live session, and partial uploads, past the grace period;
+    and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation)."""
     grace = ctx.settings.orphan_audio_grace_s
     volume = ctx.volume
     old_audio = volume.older_than(volume.audio_dir, grace)
@@ -143,3 +148,5 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     for path in volume.older_than(volume.incoming_dir, grace):
         if volume.delete(path):
             report.audio_deleted += 1
+    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s)
+    report.uploads_expired += uploads.delete_expired()

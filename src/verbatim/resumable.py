@@ -1,0 +1,282 @@
+"""Resumable (tus) uploads in progress: kept apart from finished audio until a session claims them.
+
+Layout under ``settings.tus_dir`` (never ``incoming/`` or ``audio/``)::
+
+    <id>.json   owner (therapist id), declared length (bytes), tus metadata, created and
+                expiry times (Unix seconds). Written once, atomically, before the data file.
+    <id>.bin    the bytes received so far; its size *is* the upload offset.
+
+The id is 32 random hex digits chosen here, and a path is only ever built from a string
+that matched that pattern: nothing a client sends becomes a path. An exclusive ``flock`` on
+the data file serialises writers (PATCH), readers that need a settled offset (HEAD), the
+finalize that moves the file away and the sweep that deletes it. ``flock`` locks belong to
+the open file description, so they exclude other coroutines of this process as well as
+other API processes. An upload that has been claimed leaves by ``rename`` into
+``incoming/`` (same volume): moved, never copied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from verbatim.errors import NotFound, UploadBusy, UploadExpired
+
+UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
+"""What an upload id looks like (``secrets.token_hex(16)``); anything else is unknown."""
+
+
+@dataclass(frozen=True)
+class UploadInfo:
+    """What was declared when an upload was created; never changes afterwards.
+
+    ``length`` is the declared total size in bytes; ``metadata`` the decoded tus
+    ``Upload-Metadata`` pairs (value None for a key sent without one); ``created_at`` and
+    ``expires_at`` are Unix times in seconds.
+    """
+
+    id: str
+    owner: uuid.UUID
+    length: int
+    metadata: dict[str, str | None]
+    created_at: float
+    expires_at: float
+
+    def expired(self, now: float | None = None) -> bool:
+        """Whether the upload is past its expiry time (``now`` defaults to the current time)."""
+        return (time.time() if now is None else now) >= self.expires_at
+
+
+class LockedUpload:
+    """An upload whose lock this object holds; use as a context manager (the lock goes on exit).
+
+    Bytes are written at the end of the data file, so the offset only ever grows by what was
+    received in order — except `truncate`, used to undo a rejected PATCH.
+    """
+
+    def __init__(self, store: ResumableUploads, info: UploadInfo, fd: int):
+        self.store = store
+        self.info = info
+        self._fd: int | None = fd
+        self._end = os.fstat(fd).st_size
+
+    @property
+    def offset(self) -> int:
+        """Bytes received so far (the data file's size)."""
+        return self._end
+
+    def write(self, data: bytes) -> None:
+        """Append ``data`` at the current offset (not yet durable: call `sync`)."""
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self._require_fd(), view, self._end)
+            self._end += written
+            view = view[written:]
+
+    def truncate(self, size: int) -> None:
+        """Cut the data back to ``size`` bytes (undoing a PATCH that is being rejected)."""
+        os.ftruncate(self._require_fd(), size)
+        self._end = size
+
+    def sync(self) -> None:
+        """fsync the data file: every byte counted in `offset` survives a crash from here on."""
+        os.fsync(self._require_fd())
+
+    def move_to(self, target: Path) -> None:
+        """fsync, then rename the data file to ``target`` (same volume) and drop the info file.
+
+        ``target`` must not exist (it is a fresh ``incoming/`` name). The rename and both
+        folders are fsynced before the info file goes, so a crash leaves either the upload or
+        the moved file, and at worst an info file the expiry sweep removes.
+        """
+        self.sync()
+        os.replace(self.store.data_path(self.info.id), target)
+        _fsync_dir(target.parent)
+        _fsync_dir(self.store.folder)
+        self.store.info_path(self.info.id).unlink(missing_ok=True)
+        _fsync_dir(self.store.folder)
+
+    def discard(self) -> None:
+        """Delete the upload's data and info files."""
+        self.store.data_path(self.info.id).unlink(missing_ok=True)
+        self.store.info_path(self.info.id).unlink(missing_ok=True)
+        _fsync_dir(self.store.folder)
+
+    def close(self) -> None:
+        """Release the lock (closing the descriptor releases the flock)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _require_fd(self) -> int:
+        if self._fd is None:
+            raise ValueError("the upload's lock was released")
+        return self._fd
+
+    def __enter__(self) -> LockedUpload:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ResumableUploads:
+    """The store of resumable uploads under ``folder``; each expires ``expiry_s`` seconds after creation."""
+
+    def __init__(self, folder: Path, expiry_s: float):
+        self.folder = folder
+        self.expiry_s = expiry_s
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def data_path(self, upload_id: str) -> Path:
+        return self.folder / f"{upload_id}.bin"
+
+    def info_path(self, upload_id: str) -> Path:
+        return self.folder / f"{upload_id}.json"
+
+    def create(self, owner: uuid.UUID, length: int, metadata: dict[str, str | None]) -> UploadInfo:
+        """Register a new upload of ``length`` bytes for ``owner``; returns its info (offset 0).
+
+        The info file is written and fsynced before the empty data file exists, so an upload
+        is never visible without knowing whose it is.
+        """
+        now = time.time()
+        info = UploadInfo(secrets.token_hex(16), owner, length, dict(metadata), now, now + self.expiry_s)
+        record = asdict(info) | {"owner": str(owner)}
+        tmp = self.folder / f"{info.id}.json.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(record, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.info_path(info.id))
+        fd = os.open(self.data_path(info.id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+        _fsync_dir(self.folder)
+        return info
+
+    def info(self, upload_id: str) -> UploadInfo | None:
+        """The upload's info, or None when the id is malformed, unknown or its info unreadable."""
+        if not UPLOAD_ID.fullmatch(upload_id):
+            return None
+        try:
+            raw: dict[str, Any] = json.loads(self.info_path(upload_id).read_bytes())
+            return UploadInfo(
+                id=upload_id, owner=uuid.UUID(raw["owner"]), length=int(raw["length"]),
+                metadata=dict(raw["metadata"]), created_at=float(raw["created_at"]),
+                expires_at=float(raw["expires_at"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def lock(self, upload_id: str, owner: uuid.UUID) -> LockedUpload:
+        """Take the upload's lock without waiting; returns the LockedUpload.
+
+        Raises NotFound (unknown id, or another therapist's upload — the two are not told
+        apart), UploadBusy (another request holds the lock), UploadExpired (past its expiry:
+        the upload is deleted first).
+        """
+        info = self.info(upload_id)
+        if info is None or info.owner != owner:
+            raise NotFound(f"no upload {upload_id[:64]}")
+        path = self.data_path(upload_id)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError as exc:
+            raise NotFound(f"no upload {upload_id}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            os.close(fd)
+            raise UploadBusy(f"upload {upload_id} is in use by another request") from exc
+        locked = LockedUpload(self, info, fd)
+        # The file may have been claimed or deleted between our open and our flock: then the
+        # descriptor points at a file that is no longer this upload's.
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:
+            locked.close()
+            raise NotFound(f"no upload {upload_id}")
+        if info.expired():
+            locked.discard()
+            locked.close()
+            raise UploadExpired(f"upload {upload_id} expired; start a new one")
+        return locked
+
+    def delete_expired(self, now: float | None = None) -> int:
+        """Delete expired uploads and debris; returns how many uploads were removed.
+
+        Expired: past the info's expiry time. Debris (files whose info is missing or
+        unreadable, left by a crash mid-create or mid-finalize) goes once every file of it is
+        older than ``expiry_s``. An upload whose lock is held is left for the next sweep.
+        """
+        now = time.time() if now is None else now
+        groups: dict[str, list[Path]] = defaultdict(list)
+        for entry in self.folder.iterdir():
+            if entry.is_file():
+                groups[entry.name.split(".", 1)[0]].append(entry)
+        removed = 0
+        for stem, paths in groups.items():
+            info = self.info(stem)
+            stale = all(_mtime(p) < now - self.expiry_s for p in paths)
+            expired = info.expired(now) if info is not None else stale
+            if not expired:
+                continue
+            with self._try_flock(self.data_path(stem)) as free:
+                if not free:
+                    continue
+                for path in paths:
+                    path.unlink(missing_ok=True)
+            removed += 1
+        if removed:
+            _fsync_dir(self.folder)
+        return removed
+
+    @contextlib.contextmanager
+    def _try_flock(self, path: Path) -> Iterator[bool]:
+        """Yield True holding the file's lock (or when there is no such file), False when it is busy."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            yield True
+            return
+        except OSError:  # e.g. a symlink someone planted: not ours to follow, but ours to delete
+            yield True
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
