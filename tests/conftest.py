@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psutil
 import psycopg
 import pytest
 import redis
@@ -52,18 +53,14 @@ FAST = {
 }
 
 
-def _worker_index() -> int:
-    name = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0
-
-
 @pytest.fixture(scope="session")
 def scratch() -> Iterator[Path]:
     """A world-traversable scratch folder (embedded PostgreSQL runs as another user under root)."""
     path = Path(tempfile.mkdtemp(prefix="verbatim-test-"))
     path.chmod(0o755)
     yield path
-    shutil.rmtree(path, ignore_errors=True)
+    if not os.environ.get("VERBATIM_KEEP_TEST_FILES"):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -129,11 +126,32 @@ def redis_server_url(scratch: Path) -> Iterator[str]:
     server.stop()
 
 
-@pytest.fixture
-def redis_url(redis_server_url: str) -> Iterator[str]:
-    """A Redis database number of this xdist worker's own, flushed before the test."""
+@pytest.fixture(scope="session")
+def redis_db(redis_server_url: str) -> Iterator[int]:
+    """A Redis database number claimed by this test process alone.
+
+    Concurrent pytest runs (xdist workers, a developer's second terminal) share the server;
+    each claims a free database with SET NX in db 0, so one run's FLUSHDB never hits another.
+    """
     base = redis_server_url.rsplit("/", 1)[0]
-    url = f"{base}/{8 + _worker_index()}"
+    claims = redis.Redis.from_url(f"{base}/0")
+    for n in range(1, 16):
+        key = f"verbatim-test-db:{n}"
+        owner = claims.get(key)
+        if owner is not None and not psutil.pid_exists(int(owner)):
+            claims.delete(key)  # left by a test process that was killed
+        if claims.set(key, os.getpid(), nx=True, ex=6 * 3600):
+            yield n
+            claims.delete(key)
+            claims.close()
+            return
+    raise RuntimeError("no free Redis database for this test process (all 15 claimed)")
+
+
+@pytest.fixture
+def redis_url(redis_server_url: str, redis_db: int) -> Iterator[str]:
+    """This test process's own Redis database, flushed before and after the test."""
+    url = f"{redis_server_url.rsplit('/', 1)[0]}/{redis_db}"
     client = redis.Redis.from_url(url)
     client.flushdb()
     yield url

@@ -13,9 +13,12 @@ import uuid
 from types import TracebackType
 
 import redis
+import structlog
 
 from verbatim import keys
 from verbatim.errors import LeaseLost
+
+log = structlog.get_logger("verbatim.lease")
 
 # KEYS[1] = lease key, ARGV[1] = token, ARGV[2] = ttl in ms
 _RENEW = """
@@ -67,6 +70,7 @@ class Lease:
                 continue
             if not renewed:
                 self._lost.set()
+                log.warning("lease_lost", key=self.key, holder_changed=self._redis.exists(self.key) == 1)
                 return
 
     def renew(self) -> bool:

@@ -29,8 +29,10 @@ TUS = {"tus-resumable": "1.0.0"}
 class Api:
     """A TestClient plus helpers to inspect what an upload left behind."""
 
-    def __init__(self, client: httpx.Client, settings: Settings):
-        self.client = client
+    def __init__(self, client: Any, settings: Settings):
+        # A TestClient (in-process) or an httpx.Client on a live server: the same interface,
+        # but TestClient derives from httpx2.Client, not httpx.Client.
+        self.client: httpx.Client = client
         self.settings = settings
         self.redis = redis.Redis.from_url(settings.redis_url or "")
 

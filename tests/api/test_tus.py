@@ -13,9 +13,11 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.api.conftest import TUS, Api, LiveServer, good_metadata
 from tests.conftest import SAMPLES
+from verbatim.api import tus
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session
 from verbatim.pipeline.sweeps import SweepReport, delete_orphan_audio
@@ -178,3 +180,27 @@ def test_uploads_live_apart_from_finished_audio(api: Api, alice: str) -> None:
     assert tus_dir == api.settings.data_dir / "tus"
     assert {p.parent for p in api.files_on_volume()} == {tus_dir}
     assert (tus_dir / f"{upload_id}.bin").read_bytes() == JFK.read_bytes()
+
+
+def test_a_stalled_patch_is_ended_so_the_resume_is_not_locked_out(
+    live: Callable[..., LiveServer], alice: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A phone that goes silent mid-PATCH (no FIN, no RST) must not hold the upload's lock for hours."""
+    monkeypatch.setattr(tus, "PATCH_IDLE_S", 0.5)
+    server = live()
+    body = JFK.read_bytes()
+    with httpx.Client(base_url=server.url, headers={"authorization": f"Bearer {alice}", **TUS}) as http:
+        upload_id = http.post("/v1/uploads", headers={"upload-length": str(len(body))}).json()["upload_id"]
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(
+                f"PATCH /v1/uploads/{upload_id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {alice}\r\n"
+                "Tus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:1000]
+            )
+            sock.settimeout(5)
+            answer = b""
+            while chunk := sock.recv(65536):  # we stay silent: only the idle limit ends it (and closes)
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 408") and b"upload_idle" in answer
+        head = http.head(f"/v1/uploads/{upload_id}")
+        assert head.status_code == 200 and head.headers["upload-offset"] == "1000"

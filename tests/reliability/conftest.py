@@ -19,20 +19,25 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import select
+from sqlalchemy.orm import Session as OrmSession
 
 from tests.conftest import FAST
 from tests.factories import token_for
 from verbatim.api.app import create_app
 from verbatim.auth import ensure_therapist
 from verbatim.config import Settings, load_settings
-from verbatim.db.engine import db_session
+from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session, Transcript
 from verbatim.db.repo import Repo
+from verbatim.embedded import EmbeddedRedis
 from verbatim.polish.rules import RulePolisher, rule_therapist
 from verbatim.polish.split import speaker_roles, split_per_client
+from verbatim.reliability.analysis import analyse
 from verbatim.reliability.models import ReliabilityAnalysis, ReliabilitySuggestion
 from verbatim.reliability.settings import ReliabilitySettings, load_reliability_settings
 from verbatim.reliability.streams import Streams
+from verbatim.reliability.suggestions import create_suggestions
+from verbatim.reliability.sweep import complete_request
 from verbatim.reliability.worker import Analyser, AnalysisWorker, DrainReport
 
 # Every timing short: claims after 1 s idle, retries after 0.3 s, locks that expire in 3 s.
@@ -115,6 +120,15 @@ def publish_session(
     return sid
 
 
+def analyse_now(url: str, sid: uuid.UUID) -> None:
+    """What a worker commits for the session, done synchronously (no Redis)."""
+    row = session_row(url, sid)
+    assert row.raw_turns is not None
+    with OrmSession(engine(url)) as db, db.begin():
+        assert complete_request(db, sid)
+        create_suggestions(db, sid, analyse(row.raw_turns, row.published_turns))
+
+
 def session_row(database_url: str, sid: uuid.UUID) -> Session:
     return Repo(database_url).get(sid)
 
@@ -148,6 +162,16 @@ def wait_for(predicate: Callable[[], object], timeout_s: float, what: str, logs:
 
 
 # --- settings and clients ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_url(private_redis: EmbeddedRedis) -> str:
+    """A Redis server of the test's own (overrides the shared one's database number).
+
+    Other test runs on the machine share those numbers, and their capture runs emit real
+    analysis events there: consumers under test must see only this test's events.
+    """
+    return private_redis.url
 
 
 @pytest.fixture

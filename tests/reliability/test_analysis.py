@@ -90,8 +90,8 @@ def test_state_machine_table() -> None:
 
 
 def test_database_check_constraints_list_the_enums() -> None:
-    assert models.STATUSES == tuple(s.value for s in SuggestionStatus)
-    assert models.KINDS == tuple(k.value for k in SuggestionKind)
+    assert tuple(s.value for s in SuggestionStatus) == models.STATUSES
+    assert tuple(k.value for k in SuggestionKind) == models.KINDS
 
 
 def test_event_round_trip_and_malformed() -> None:

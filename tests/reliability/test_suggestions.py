@@ -12,11 +12,17 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session as OrmSession
 
-from tests.reliability.conftest import analysis_row, publish_session, records_of, session_row, suggestions_of
+from tests.reliability.conftest import (
+    analyse_now,
+    analysis_row,
+    publish_session,
+    records_of,
+    session_row,
+    suggestions_of,
+)
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
 from verbatim.errors import IllegalTransition, NotFound
-from verbatim.reliability.analysis import analyse
 from verbatim.reliability.models import ReliabilityAction, ReliabilitySuggestion
 from verbatim.reliability.suggestions import (
     Action,
@@ -28,17 +34,8 @@ from verbatim.reliability.suggestions import (
     create_suggestions,
     transition,
 )
-from verbatim.reliability.sweep import complete_request
 
 S, A = SuggestionStatus, Action
-
-
-def analyse_now(url: str, sid: uuid.UUID) -> None:
-    row = session_row(url, sid)
-    assert row.raw_turns is not None
-    with OrmSession(engine(url)) as db, db.begin():
-        assert complete_request(db, sid)
-        create_suggestions(db, sid, analyse(row.raw_turns, row.published_turns))
 
 
 def actions_of(url: str, suggestion_id: uuid.UUID) -> list[ReliabilityAction]:

@@ -126,8 +126,9 @@ def test_always_failing_message_is_dead_lettered_then_reprocessed_from_the_admin
     emit(database_url, rclient, rsettings, sid)
     wait_for(lambda: rclient.xlen(rsettings.dlq_stream_key) == 1, 15, "a dead letter")
     assert len(failing.calls) == 1 + rsettings.max_retries
-    row = analysis_row(database_url, sid)
-    assert row is not None and row.dead_lettered_at is not None and row.completed_at is None
+    wait_for(lambda: analysis_row(database_url, sid).dead_lettered_at is not None, 5,  # type: ignore[union-attr]
+             "the request marked dead-lettered")
+    assert analysis_row(database_url, sid).completed_at is None  # type: ignore[union-attr]
     wait_for(lambda: read_progress(rclient, sid).get("status") == "dead_lettered", 5, "progress dead_lettered")
     worker.stop()
 
@@ -243,9 +244,10 @@ def test_event_lost_with_redis_down_is_re_emitted_by_the_sweep(
     report = sweep(client, database_url, rsettings)
     assert report.reemitted == [sid]
     assert sweep(client, database_url, rsettings).reemitted == []  # emitted now: not again
-    start_worker(client=client)
+    worker = start_worker(client=client)
     wait_for(lambda: done(database_url, sid), 10, "the re-emitted analysis")
     assert sweep(client, database_url, rsettings).reemitted == []
+    worker.stop()
     client.close()
 
 
