@@ -52,8 +52,9 @@ def _decoder() -> Decoder:
     """This thread's pocketsphinx decoder, created on first use."""
     dec = getattr(_local, "decoder", None)
     if dec is None:
-        dec = Decoder(samprate=SAMPLE_RATE)
+        dec = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
         _local.decoder = dec
+        _local.cmn_init = dec.get_cmn()
     return dec
 
 
@@ -78,6 +79,11 @@ def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
     for span in spans:
         chunk = audio[span.start * features.HOP : span.end * features.HOP]
         pcm = (np.clip(chunk, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+        # The decoder carries feature and cepstral-mean state from one utterance to the next,
+        # so the same audio could be heard differently after another file: reset both, so a
+        # recording always yields the same transcript (a resumed run must equal an uncrashed one).
+        dec.reinit_feat()
+        dec.set_cmn(_local.cmn_init)
         # full_utt=True: the whole utterance at once, so the cepstral mean is this utterance's.
         dec.start_utt()
         dec.process_raw(pcm, full_utt=True)
