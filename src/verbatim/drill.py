@@ -50,7 +50,9 @@ def _submit_and_wait(stack: Stack, token: str, clips: list[Path], n: int, restar
     return DrillResult(n, lost, runs - len(done), slowest, drains)
 
 
-def run_drill(sessions: int = 20, clips: list[Path] | None = None, drain_s: float = 2.0) -> tuple[DrillResult, DrillResult]:
+def run_drill(
+    sessions: int = 20, clips: list[Path] | None = None, drain_s: float = 2.0
+) -> tuple[DrillResult, DrillResult]:
     """(baseline without restarts, rolling restart) for ``sessions`` sessions on a local stack."""
     from verbatim.demo import samples_dir
 

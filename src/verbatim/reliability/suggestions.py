@@ -133,19 +133,26 @@ ANALYSIS = Actor("analysis")
 
 
 def create_suggestions(db: OrmSession, session_id: uuid.UUID, specs: Sequence[SuggestionSpec]) -> int:
-    """Insert the analysis's suggestions and their ``created`` action rows (in the caller's transaction)."""
-    for spec in specs:
-        sid = uuid.uuid4()
-        db.execute(
-            insert(ReliabilitySuggestion).values(
-                id=sid, session_id=session_id, kind=spec.kind.value, reason=spec.reason, status=spec.status.value,
-                turn_index=spec.turn_index, word_index=spec.word_index, start_s=spec.start_s, end_s=spec.end_s,
-                original=spec.original, suggested=spec.suggested, alternatives=list(spec.alternatives),
-                confidence=spec.confidence,
-            )
-        )
-        _record(db, sid, session_id, Action.CREATED, None, spec.status, ANALYSIS)
-    return len(specs)
+    """Insert the analysis's suggestions and their ``created`` action rows (in the caller's transaction).
+
+    Two multi-row INSERTs whatever the count: a long session has hundreds of suggestions.
+    """
+    if not specs:
+        return 0
+    rows = [
+        {"id": uuid.uuid4(), "session_id": session_id, "kind": spec.kind.value, "reason": spec.reason,
+         "status": spec.status.value, "turn_index": spec.turn_index, "word_index": spec.word_index,
+         "start_s": spec.start_s, "end_s": spec.end_s, "original": spec.original, "suggested": spec.suggested,
+         "alternatives": list(spec.alternatives), "confidence": spec.confidence}
+        for spec in specs
+    ]
+    db.execute(insert(ReliabilitySuggestion), rows)
+    db.execute(
+        insert(ReliabilityAction),
+        [{"suggestion_id": r["id"], "session_id": session_id, "action": Action.CREATED.value, "from_status": None,
+          "to_status": r["status"], "actor": ANALYSIS.kind, "therapist_id": None, "token_id": None} for r in rows],
+    )
+    return len(rows)
 
 
 def _record(
