@@ -132,3 +132,15 @@ def test_settings_defaults_and_refusals(monkeypatch: pytest.MonkeyPatch) -> None
         load_reliability_settings(reemit_after_s=100)
     with pytest.raises(ConfigError, match="concurrency"):
         load_reliability_settings(concurrency=20)
+
+
+def test_errors_kept_in_redis_never_quote_statement_parameters() -> None:
+    import sqlalchemy.exc
+
+    from verbatim.reliability.worker import describe
+
+    orig = ValueError('duplicate key value violates unique constraint "x"\nDETAIL:  Key (original)=(my secret)')
+    exc = sqlalchemy.exc.IntegrityError("INSERT INTO reliability_suggestions …", {"original": "my secret"}, orig)
+    assert "my secret" in str(exc)
+    assert describe(exc) == 'ValueError: duplicate key value violates unique constraint "x"'
+    assert describe(AnalysisTransient("LLM timeout")) == "AnalysisTransient: LLM timeout"

@@ -33,17 +33,22 @@ def is_question(sentence: str) -> bool:
 
 
 def clean_text(text: str) -> str:
-    """Drop fillers, fix casing and close the sentence."""
+    """Drop fillers, fix casing, and end each sentence with ``?`` when it reads as a question."""
     words = [w for w in text.split() if w.lower().strip(".,?!") not in FILLERS]
     if not words:
         return ""
     words = ["I" + w[1:] if w.lower() == "i" or w.lower().startswith("i'") else w for w in words]
     out = " ".join(words)
-    out = out[0].upper() + out[1:]
-    out = re.sub(r"([.?!]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), out)
     if out[-1] not in ".?!":
-        out += "?" if is_question(out) else "."
-    return out
+        out += "."
+    sentences = re.split(r"(?<=[.?!])\s+", out)
+    fixed = []
+    for sentence in sentences:
+        sentence = sentence[0].upper() + sentence[1:]
+        if sentence.endswith(".") and is_question(sentence):
+            sentence = sentence[:-1] + "?"
+        fixed.append(sentence)
+    return " ".join(fixed)
 
 
 class RulePolisher:

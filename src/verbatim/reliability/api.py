@@ -134,15 +134,15 @@ def _therapist(who: Principal) -> uuid.UUID:
     return who.therapist_id
 
 
-def _own_session(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
+def _own_session(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> None:
+    """NotFound unless ``session_id`` is a session of the calling therapist."""
     therapist_id = _therapist(who)
     with db_session(svc.repo.url) as db:
-        row = db.execute(
-            select(Session).where(Session.id == session_id, Session.therapist_id == therapist_id)
+        found = db.execute(
+            select(Session.id).where(Session.id == session_id, Session.therapist_id == therapist_id)
         ).scalar_one_or_none()
-    if row is None:
+    if found is None:
         raise NotFound(f"no session {session_id}")
-    return row
 
 
 @router.get("/v1/sessions/{session_id}/suggestions", response_model=SuggestionList)

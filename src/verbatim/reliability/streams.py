@@ -222,7 +222,8 @@ local out = {}
 for i = 1, #fields, 2 do
     local k, v = fields[i], fields[i + 1]
     if k == 'not_before_ts' then
-        if tonumber(v) > tonumber(ARGV[3]) then return 0 end
+        local due = tonumber(v)
+        if due and due > tonumber(ARGV[3]) then return 0 end
     elseif k ~= 'last_error' then
         out[#out + 1] = k
         out[#out + 1] = v
@@ -254,6 +255,14 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', unpack(out))
 redis.call('XDEL', KEYS[1], ARGV[1])
 return tid
 """
+
+
+def _due_at(fields: Mapping[str, str]) -> float:
+    """An entry's ``not_before_ts``; an unreadable one is due now (better early than stuck forever)."""
+    try:
+        return float(fields.get("not_before_ts") or 0)
+    except ValueError:
+        return 0.0
 
 
 @dataclass(frozen=True)
@@ -390,8 +399,7 @@ class Streams:
             if not batch:
                 break
             for entry_id, fields in batch:
-                f = decode_fields(fields)
-                if float(f.get("not_before_ts", "0") or 0) <= now:
+                if _due_at(decode_fields(fields)) <= now:
                     moved += int(self._promote(keys=[self.retry, self.main],
                                                args=[_text(entry_id), self.settings.stream_max_len, f"{now:.6f}"]))
             seen += len(batch)

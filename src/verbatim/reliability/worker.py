@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 import redis
+import sqlalchemy.exc
 import structlog
 from prometheus_client import Counter, Histogram
 from sqlalchemy import Engine, create_engine, select
@@ -123,6 +124,17 @@ def default_analyser(s: ReliabilitySettings) -> Analyser:
     return run
 
 
+def describe(exc: BaseException) -> str:
+    """``"Type: first line of the message"`` for the retry and dead-letter streams.
+
+    Only the first line, and for a failed SQL statement only the driver's error: SQLAlchemy
+    appends the statement's parameters — transcript text — on the lines after it.
+    """
+    cause = exc.orig if isinstance(exc, sqlalchemy.exc.StatementError) and exc.orig is not None else exc
+    lines = str(cause).splitlines()
+    return f"{type(cause).__name__}: {lines[0] if lines else ''}"[:300]
+
+
 def consumer_name() -> str:
     """Unique per process start: a restarted worker never inherits a dead one's pending list."""
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -156,6 +168,7 @@ class AnalysisWorker:
         self._executor = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="analysis")
         self._scheduler = threading.Thread(target=self._schedule_retries, name="retry-scheduler", daemon=True)
         self._beat_s = settings.claim_idle_ms / 1000 / 3
+        self.stopped_by: str | None = None
 
     # --- lifecycle -------------------------------------------------------------------------------
     def stop(self, *_: object) -> None:
@@ -167,7 +180,8 @@ class AnalysisWorker:
         """SIGTERM and SIGINT stop the worker gracefully (main thread only)."""
 
         def handler(signum: int, _frame: FrameType | None) -> None:
-            log.info("analysis_worker_stopping", signal=signal.Signals(signum).name)
+            # Only set flags here: logging from a signal handler can re-enter a write in progress.
+            self.stopped_by = signal.Signals(signum).name
             self.stop()
 
         signal.signal(signal.SIGTERM, handler)
@@ -187,10 +201,11 @@ class AnalysisWorker:
                 if now >= next_beat:
                     self._heartbeat()
                     next_beat = now + self._beat_s
+                # Cleared before counting: a slot freed from now on wakes the wait below.
+                self._slot_free.clear()
                 free = self.settings.concurrency - self._busy()
                 if free <= 0:
                     self._slot_free.wait(0.2)
-                    self._slot_free.clear()
                     continue
                 if now >= next_claim:
                     next_claim = now + self.settings.claim_interval_s
@@ -243,8 +258,8 @@ class AnalysisWorker:
                 moved = self.streams.promote_due()
                 if moved:
                     log.info("analysis_retries_promoted", count=moved)
-            except redis.RedisError as exc:
-                log.warning("analysis_scheduler_redis_error", error=type(exc).__name__)
+            except Exception as exc:  # noqa: BLE001 - the scheduler outlives any one bad tick
+                log.warning("analysis_scheduler_error", error=type(exc).__name__)
 
     def _drain(self) -> DrainReport:
         # The scheduler's entries live in Redis: the next worker to start promotes them.
@@ -252,7 +267,8 @@ class AnalysisWorker:
         self._scheduler.join(timeout=5)
         with self._guard:
             running = list(self._inflight.values())
-        log.info("analysis_worker_draining", in_progress=len(running), drain_s=self.settings.shutdown_drain_s)
+        log.info("analysis_worker_draining", signal=self.stopped_by, in_progress=len(running),
+                 drain_s=self.settings.shutdown_drain_s)
         deadline = time.monotonic() + self.settings.shutdown_drain_s
         not_done = {f for f in running if not f.done()}
         while not_done and time.monotonic() < deadline:
@@ -368,7 +384,7 @@ class AnalysisWorker:
 
     def _failed(self, message: Message, event: AnalysisEvent, exc: Exception) -> None:
         decision = self.policy.decide(exc, event.retry_count)
-        error = f"{type(exc).__name__}: {exc}"[:500]
+        error = describe(exc)
         if decision.verdict is Verdict.RETRY:
             retry = event.retried()
             self.streams.schedule_retry(message.id, retry, error, decision.delay_s)
