@@ -171,15 +171,17 @@ def private_redis(scratch: Path) -> Iterator[EmbeddedRedis]:
 class AsrServer:
     """A running ``verbatim asr-server`` with fault injection on."""
 
-    def __init__(self, data_dir: Path, port: int):
+    def __init__(self, data_dir: Path, port: int, **env: str):
         self.data_dir = data_dir
         self.port = port
+        self.extra_env = {f"VERBATIM_{k.upper()}": v for k, v in env.items()}
         self.url = f"http://127.0.0.1:{port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         env = dict(os.environ, VERBATIM_ASR_PORT=str(self.port), VERBATIM_ASR_API_KEY=API_KEY,
-                   VERBATIM_ASR_FAULTS="true", VERBATIM_DATA_DIR=str(self.data_dir), VERBATIM_ASR_WORKERS="2")
+                   VERBATIM_ASR_FAULTS="true", VERBATIM_DATA_DIR=str(self.data_dir), VERBATIM_ASR_WORKERS="2",
+                   **self.extra_env)
         log = open(self.data_dir / "asr.log", "ab")  # noqa: SIM115 - lives as long as the process
         self.proc = subprocess.Popen([sys.executable, "-m", "verbatim.cli", "asr-server"], env=env,
                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

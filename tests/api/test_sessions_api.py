@@ -203,3 +203,22 @@ def test_tus_endpoints_need_a_token_but_discovery_does_not(api: Api, alice: str)
         "tus-resumable": "1.0.0", "upload-offset": "0", "content-type": "application/offset+octet-stream"})
     assert r.status_code == 401 and r.json()["error"] == "unauthorized"
     assert api.client.options(f"/v1/uploads/{upload_id}").status_code == 204
+
+
+def test_admin_lists_blocked_sessions_and_retries_one(api: Api, alice: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    with db_session(api.settings.database_url or "") as db:
+        db.execute(update(Session).where(Session.id == uuid.UUID(sid)).values(status="blocked",
+                                                                              failure_code="recognizer_auth"))
+    admin = token_for(api.settings, "", "HQ", scope="admin")
+    assert api.client.get("/v1/admin/sessions?status=blocked", headers=api.headers(alice)).status_code == 403
+    listed = api.client.get("/v1/admin/sessions?status=blocked", headers=api.headers(admin)).json()["items"]
+    assert [s["id"] for s in listed] == [sid]
+    before = api.enqueued()
+    r = api.client.post(f"/v1/admin/sessions/{sid}/retry", headers=api.headers(admin))
+    assert r.status_code == 200 and r.json()["status"] == "queued" and r.json()["failure_code"] is None
+    assert api.enqueued() == before + 1
+    again = api.client.post(f"/v1/admin/sessions/{sid}/retry", headers=api.headers(admin))
+    assert again.status_code == 409 and again.json()["error"] == "illegal_transition"
+    events = api.client.get(f"/v1/admin/sessions/{sid}", headers=api.headers(admin)).json()
+    assert events["status"] == "queued" and "client_ids" not in events

@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from verbatim.api import errors
+from verbatim.api.admin import router as admin_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.sessions import router as sessions_router
@@ -53,6 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(sessions_router)
     app.include_router(reliability_router)
     app.include_router(tus_router)
+    app.include_router(admin_router)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

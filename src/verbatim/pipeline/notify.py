@@ -50,6 +50,6 @@ class Notifier:
                 with attempt:
                     httpx.post(self.url, content=body, headers=headers, timeout=5.0).raise_for_status()
         except RETRYABLE as exc:
-            log.warning("webhook_failed", session_id=str(session_id), event=kind, error=type(exc).__name__)
+            log.warning("webhook_failed", session_id=str(session_id), kind=kind, error=type(exc).__name__)
             return False
         return True

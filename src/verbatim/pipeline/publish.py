@@ -31,8 +31,9 @@ def render(
     polished = False
     if polish:
         try:
+            # Both passes over the same input: an LLM polisher answers both from one call.
             cleaned = ctx.polisher.readability(shown)
-            therapist = ctx.polisher.therapist_speaker(cleaned)
+            therapist = ctx.polisher.therapist_speaker(shown)
             shown, polished = cleaned, True
         except PolishError as exc:
             log.warning("polish_failed", error=type(exc).__name__)

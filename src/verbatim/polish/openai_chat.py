@@ -60,6 +60,8 @@ class OpenAIChatPolisher:
             if exc.status_code >= 500:
                 raise PolishTransient(str(exc)) from exc
             raise PolishError(f"chat endpoint answered {exc.status_code}") from exc
+        if not response.choices:
+            raise PolishError("chat endpoint answered without choices")
         text = response.choices[0].message.content or ""
         try:
             data = json.loads(text)

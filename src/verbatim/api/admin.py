@@ -1,0 +1,47 @@
+"""``/v1/admin``: failed and blocked sessions, and retrying a blocked one (admin scope only)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+
+from verbatim.admin import list_sessions, retry_session, show_session
+from verbatim.api.deps import AdminDep, ServicesDep
+from verbatim.api.sessions import SessionOut, _out
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+class AdminSessionPage(BaseModel):
+    items: list[SessionOut]
+
+
+@router.get("/sessions", response_model=AdminSessionPage)
+def admin_sessions(
+    svc: ServicesDep,
+    _: AdminDep,
+    status: Annotated[str, Query(pattern="^(failed|blocked|queued|recognizing|checkpointed|publishing|ready|deleted)$")]
+    = "failed",
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> AdminSessionPage:
+    """Sessions in one status (default ``failed``), most recently updated first, every clinic."""
+    return AdminSessionPage(items=[_out(row) for row in list_sessions(svc.repo.url, status, limit)])
+
+
+@router.get("/sessions/{session_id}")
+def admin_session(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep) -> dict[str, object]:
+    """A session's bookkeeping and event log (never transcript text or client ids)."""
+    return show_session(svc.repo.url, session_id)
+
+
+@router.post("/sessions/{session_id}/retry", response_model=SessionOut)
+def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep) -> SessionOut:
+    """Retry a blocked session once its configuration is fixed: back to queued, then enqueued.
+
+    409 when the session is not blocked (or has nothing left to retry from); 404 if unknown.
+    """
+    retry_session(svc.settings, session_id)
+    return _out(svc.repo.get(session_id))

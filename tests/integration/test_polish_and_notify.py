@@ -1,0 +1,101 @@
+"""The OpenAI-compatible polisher against a small local chat server, and signed webhooks."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from verbatim.errors import PolishError
+from verbatim.pipeline.notify import Notifier
+from verbatim.polish.openai_chat import OpenAIChatPolisher
+
+
+class Recorder:
+    """A local HTTP server: answers with queued (status, body) pairs and records requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        self.answers: list[tuple[int, Any]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                recorder.requests.append((self.path, dict(self.headers), body))
+                status, payload = recorder.answers.pop(0) if recorder.answers else (200, {})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    r = Recorder()
+    yield r
+    r.server.shutdown()
+
+
+def chat(content: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(content)}}]}
+
+
+TURNS = [{"speaker": "S1", "start_s": 0.0, "end_s": 1.0, "text": "how are you um"},
+         {"speaker": "S2", "start_s": 1.0, "end_s": 2.0, "text": "fine"}]
+
+
+def test_openai_polisher_cleans_turns_and_names_the_therapist(recorder: Recorder) -> None:
+    recorder.answers = [(500, {"error": "busy"}),  # transient: retried within the budget
+                        (200, chat({"turns": ["How are you?", "Fine."], "therapist": "S1"}))]
+    polisher = OpenAIChatPolisher(recorder.url + "/v1", "test-model", "k", timeout_s=5, budget_s=10)
+    cleaned = polisher.readability(TURNS)
+    assert [t["text"] for t in cleaned] == ["How are you?", "Fine."]
+    assert [t["start_s"] for t in cleaned] == [0.0, 1.0]
+    assert polisher.therapist_speaker(TURNS) == "S1"  # same input: answered from the same call
+    assert len(recorder.requests) == 2
+    sent = json.loads(recorder.requests[-1][2])
+    assert sent["model"] == "test-model" and recorder.requests[-1][0] == "/v1/chat/completions"
+    assert TURNS[0]["text"] == "how are you um"  # input untouched
+
+
+def test_openai_polisher_refuses_a_changed_turn_count(recorder: Recorder) -> None:
+    recorder.answers = [(200, chat({"turns": ["only one"], "therapist": "S1"}))]
+    polisher = OpenAIChatPolisher(recorder.url + "/v1", "m", None, timeout_s=5, budget_s=5)
+    with pytest.raises(PolishError):
+        polisher.readability(TURNS)
+
+
+def test_webhook_is_signed_and_retried(recorder: Recorder) -> None:
+    recorder.answers = [(503, {}), (200, {})]
+    sid = uuid.uuid4()
+    assert Notifier(recorder.url + "/hook", "s3cret", budget_s=10).send("transcript_ready", sid, run=1)
+    path, headers, body = recorder.requests[-1]
+    assert len(recorder.requests) == 2
+    assert json.loads(body) == {"event": "transcript_ready", "session_id": str(sid), "run": 1}
+    ts = headers["x-verbatim-timestamp"]
+    expected = hmac.new(b"s3cret", ts.encode() + b"." + body, hashlib.sha256).hexdigest()
+    assert headers["x-verbatim-signature"] == "sha256=" + expected
+
+
+def test_webhook_gives_up_on_its_budget(recorder: Recorder) -> None:
+    recorder.answers = [(500, {})] * 50
+    assert Notifier(recorder.url + "/hook", None, budget_s=1.0).send("session_failed", uuid.uuid4()) is False
