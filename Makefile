@@ -12,7 +12,7 @@ demo: install
 
 # The whole suite. Fault drills run in parallel workers (-n 2): each starts its own servers.
 test: install
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 test-fast: install
 	$(BIN)/python -m pytest tests/unit
