@@ -114,7 +114,7 @@ class Stack:
         self.spawn("api", "api")
         for i in range(1, self.workers + 1):
             self.spawn(f"worker-{i}", "worker", "--name", f"capture-{i}")
-        self.spawn("worker-analysis", "analysis-worker")
+        self.spawn("analysis-worker", "analysis-worker")
         self.spawn("beat", "beat")
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
         self.wait_http(f"{self.api_url}/readyz", "api")
@@ -162,8 +162,8 @@ class Stack:
 
     def stop(self, timeout_s: float = 30) -> None:
         """SIGTERM every child (API first), wait, SIGKILL stragglers."""
-        order = sorted(self.children, key=lambda c: ("api", "worker", "beat", "asr").index(
-            next(k for k in ("api", "worker", "beat", "asr") if c.name.startswith(k))))
+        # API first (no new sessions), then the workers drain, then beat and the recognizer.
+        order = sorted(self.children, key=lambda c: _STOP_ORDER.index(c.name.split("-")[0]))
         for child in order:
             if child.proc.poll() is None:
                 os.killpg(child.proc.pid, signal.SIGTERM)
@@ -175,6 +175,10 @@ class Stack:
                 os.killpg(child.proc.pid, signal.SIGKILL)
                 child.proc.wait()
         self.children.clear()
+
+
+# Child names start with their role; the API stops first, the recognizer last.
+_STOP_ORDER = ("api", "worker", "analysis", "beat", "asr")
 
 
 def settings_for_stack(**overrides: object) -> Settings:
