@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import importlib.util
 import os
 import re
@@ -289,6 +290,43 @@ def _require_traversable(path: Path, run_as: _RunAs, what: str) -> None:
             )
 
 
+def _reachable_install(bin_dir: Path, run_as: _RunAs) -> Path:
+    """``bin_dir``, or a copy of its install tree that ``run_as`` can reach.
+
+    As root, the bundled binaries live inside the virtualenv, which may sit below a folder
+    other users cannot traverse (a checkout under /root, a private temp folder). Rather than
+    widen that folder's permissions, copy the install tree (bin, lib, share; ~35 MB, once per
+    version) to a folder we create world-traversable under the data root, and run from there.
+    """
+    try:
+        _require_traversable(bin_dir, run_as, "")
+        return bin_dir
+    except EmbeddedServerError:
+        pass
+    # pgserver's layout: <site>/pgserver/pginstall/{bin,lib,share}, with its shared libraries in
+    # <site>/pgserver.libs (the binaries' RPATH is $ORIGIN/../../../pgserver.libs): keep it.
+    install = bin_dir.parent
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    digest = hashlib.sha256(str(install).encode() + _pg_major(bin_dir).encode()).hexdigest()[:12]
+    target = default_data_root() / f"pginstall-{digest}"
+    copied_bin = target / package.name / install.name / "bin"
+    if not (copied_bin / "postgres").is_file():
+        _make_dirs(target.parent)
+        staging = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(install, staging / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, staging / libs.name, symlinks=True)
+        for folder in (staging, staging / package.name):
+            os.chmod(folder, 0o755)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)  # another process copied it first
+    return copied_bin
+
+
 def _make_dirs(path: Path, mode: int = 0o755) -> None:
     """Create ``path`` and missing parents, giving only the folders we create ``mode``.
 
@@ -430,6 +468,7 @@ class EmbeddedPostgres:
             bin_dir = _pg_bin_dir()
             run_as = _pg_run_as()
             if run_as is not None:
+                bin_dir = _reachable_install(bin_dir, run_as)
                 _require_traversable(bin_dir, run_as, f"PostgreSQL binary folder {bin_dir}")
                 for sub in ("lib", "share"):
                     sibling = bin_dir.parent / sub

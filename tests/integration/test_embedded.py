@@ -236,19 +236,34 @@ def test_root_refuses_untraversable_data_parent(server_root: Path) -> None:
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="the unprivileged-user path only runs as root")
-def test_root_refuses_untraversable_binaries(server_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Stand-in for a venv under /root: binaries behind a 0700 folder.
+def test_root_runs_untraversable_bundled_binaries_from_a_reachable_copy(
+    server_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stand-in for a venv under /root: the bundled install tree behind a 0700 folder is copied to
+    a world-traversable folder under the data root and run from there; the 0700 folder stays 0700."""
+
+    real_bin = embedded._pg_bin_dir() if os.environ.get(embedded.BINARIES_ENV) == "bundled" else None
+    if real_bin is None:
+        monkeypatch.setenv(embedded.BINARIES_ENV, "bundled")
+        real_bin = embedded._pg_bin_dir()
     hidden = server_root / "hidden"
-    bin_dir = hidden / "pginstall" / "bin"
-    bin_dir.mkdir(parents=True)
+    package = real_bin.parent.parent  # <site>/pgserver, its libraries in <site>/pgserver.libs
+    shutil.copytree(real_bin.parent, hidden / package.name / "pginstall", symlinks=True)
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, hidden / libs.name, symlinks=True)
     hidden.chmod(0o700)
-    for exe in ("initdb", "postgres"):
-        (bin_dir / exe).write_text("#!/bin/sh\nexit 1\n")
-        (bin_dir / exe).chmod(0o755)
+    bin_dir = hidden / package.name / "pginstall" / "bin"
     monkeypatch.setattr(embedded, "_pg_bin_dir", lambda: bin_dir)
-    with pytest.raises(EmbeddedServerError, match="PostgreSQL binary folder") as caught:
-        EmbeddedPostgres(server_root / "pg").start()
-    assert str(hidden) in str(caught.value)
+    monkeypatch.setenv(embedded.DATA_DIR_ENV, str(server_root / "data-root"))
+    server = EmbeddedPostgres(server_root / "pg", fast=True)
+    try:
+        server.start()
+        with psycopg.connect(server.url.replace("postgresql+psycopg", "postgresql")) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        server.stop()
+    assert any((server_root / "data-root").glob("pginstall-*/*/pginstall/bin/postgres"))
     assert stat.S_IMODE(hidden.stat().st_mode) == 0o700
 
 

@@ -184,7 +184,8 @@ def _choose_clustering(
         ]
         if any(len(f) < max(min_frames, 2 * cep.shape[1]) for f in frames_of):
             continue
-        if all(delta_bic_per_frame(frames_of[i], frames_of[j]) > MIN_DBIC_PER_FRAME for i in range(k) for j in range(i)):
+        pairs = [(i, j) for i in range(k) for j in range(i)]
+        if all(delta_bic_per_frame(frames_of[i], frames_of[j]) > MIN_DBIC_PER_FRAME for i, j in pairs):
             return assign
     return None
 

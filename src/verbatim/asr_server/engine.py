@@ -18,9 +18,12 @@ the lattice, already converted from its internal log base-1.0001 domain to a lin
 value (pocketsphinx's own ``segments(detailed=True)`` converts it back with
 ``logmath.log``). Rounding can push it slightly over 1, so it is clipped to [0, 1].
 
-Thread/process safety: the only state kept is one lazily created `Decoder` per
-thread (creating one takes ~0.3 s); `transcribe` is otherwise a pure function of its
-arguments and the file.
+Determinism and thread safety: one `Decoder` per thread is created lazily (~0.25 s)
+and kept. A pocketsphinx decoder carries feature and cepstral-mean state from one
+utterance to the next (LibriVox/JFK results changed with what it had heard before), so
+before every utterance both are reset to the freshly created decoder's (30 µs). Each
+utterance is then decoded exactly as by a new decoder, and `transcribe` is a pure
+function of its arguments and the file, whatever the worker did before.
 """
 
 from __future__ import annotations
@@ -48,14 +51,14 @@ _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
 _local = threading.local()
 
 
-def _decoder() -> Decoder:
-    """This thread's pocketsphinx decoder, created on first use."""
+def _decoder() -> tuple[Decoder, str]:
+    """This thread's pocketsphinx decoder (created on first use) and its initial cepstral mean."""
     dec = getattr(_local, "decoder", None)
     if dec is None:
         dec = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL")
         _local.decoder = dec
         _local.cmn_init = dec.get_cmn()
-    return dec
+    return dec, _local.cmn_init
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,7 @@ def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
     Silence, noise and sentence markers are dropped; alternative pronunciations
     (``word(2)``) are reported as the word itself.
     """
-    dec = _decoder()
+    dec, cmn_init = _decoder()
     words: list[Word] = []
     for span in spans:
         chunk = audio[span.start * features.HOP : span.end * features.HOP]
@@ -83,7 +86,7 @@ def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
         # so the same audio could be heard differently after another file: reset both, so a
         # recording always yields the same transcript (a resumed run must equal an uncrashed one).
         dec.reinit_feat()
-        dec.set_cmn(_local.cmn_init)
+        dec.set_cmn(cmn_init)
         # full_utt=True: the whole utterance at once, so the cepstral mean is this utterance's.
         dec.start_utt()
         dec.process_raw(pcm, full_utt=True)

@@ -137,7 +137,8 @@ def _pitch(fr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lag = (best + _LAG_MIN).astype(np.float64)
     # Parabolic interpolation around the peak for sub-sample lag precision.
     i = np.clip(best, 1, band.shape[1] - 2)
-    y0, y1, y2 = band[np.arange(band.shape[0]), i - 1], band[np.arange(band.shape[0]), i], band[np.arange(band.shape[0]), i + 1]
+    rows = np.arange(band.shape[0])
+    y0, y1, y2 = band[rows, i - 1], band[rows, i], band[rows, i + 1]
     denom = y0 - 2 * y1 + y2
     shift = np.where(np.abs(denom) > 1e-9, 0.5 * (y0 - y2) / np.where(denom == 0, 1, denom), 0.0)
     lag = np.where((best > 0) & (best < band.shape[1] - 1), i + _LAG_MIN + np.clip(shift, -1, 1), lag)

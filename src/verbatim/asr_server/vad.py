@@ -140,15 +140,17 @@ def _split_group(group: list[Span], max_len: int) -> list[Span]:
     start, end = group[0].start, group[-1].end
     if end - start <= max_len:
         return [Span(start, end)]
-    # Widest pause that leaves both sides shorter; recurse. With no pause, cut hard.
-    best: tuple[int, int] | None = None
+    # Cut at the widest pause (the one nearest the middle on a tie) and recurse;
+    # with no pause at all, cut hard every max_len frames.
+    mid = (start + end) // 2
+    best: tuple[int, int, int] | None = None  # (-gap, distance to middle, cut frame)
     for a, b in zip(group, group[1:], strict=False):
-        gap = b.start - a.end
-        if best is None or gap > best[0] or (gap == best[0] and abs(a.end - (start + end) // 2) < abs(best[1] - (start + end) // 2)):
-            best = (gap, a.end)
+        key = (a.end - b.start, abs(a.end - mid), a.end)
+        if best is None or key < best:
+            best = key
     if best is None:
         return [Span(s, min(s + max_len, end)) for s in range(start, end, max_len)]
-    cut = best[1]
+    cut = best[2]
     left = [r for r in group if r.end <= cut]
     right = [r for r in group if r.start >= cut]
     return _split_group(left, max_len) + _split_group(right, max_len)

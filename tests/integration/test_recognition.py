@@ -1,0 +1,150 @@
+"""Recognition and diarization of the local recogniser on the sample pack.
+
+Every file is transcribed once (module fixture), two at a time in worker processes
+like the service does, so the whole module takes well under a minute.
+"""
+
+from __future__ import annotations
+
+import wave
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from verbatim.asr_server.engine import transcribe
+from verbatim.asr_server.scoring import (
+    Turn,
+    load_turns,
+    results_text,
+    speaker_attribution,
+    splice_turns,
+    word_error_rate,
+)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+DIALOGUES = {"therapy_dialogue": 0.85, "therapy_dialogue_two_male": 0.75}  # name -> required attribution
+GAPS = (None, 0.1)  # as recorded (0.4 s between turns), and cut to 0.1 s
+
+
+def _read(path: Path) -> np.ndarray:
+    with wave.open(str(path)) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+
+
+def _write(path: Path, pcm: np.ndarray) -> None:
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(pcm.astype("<i2").tobytes())
+
+
+Case = tuple[list[dict[str, Any]], list[Turn]]
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
+    """name -> (json-v2 results, reference turns) for jfk and every dialogue variant."""
+    tmp = tmp_path_factory.mktemp("dialogues")
+    jobs: dict[str, tuple[Path, list[Turn]]] = {"jfk": (SAMPLES / "jfk.wav", [])}
+    for name in DIALOGUES:
+        turns = load_turns(SAMPLES / f"{name}.json")
+        for gap in GAPS:
+            if gap is None:
+                jobs[name] = (SAMPLES / f"{name}.wav", turns)
+                continue
+            pcm, cut = splice_turns(_read(SAMPLES / f"{name}.wav"), turns, gap)
+            path = tmp / f"{name}_gap{gap}.wav"
+            _write(path, pcm)
+            jobs[f"{name}_gap{gap}"] = (path, cut)
+    # Longest first so the two workers finish together.
+    order = sorted(jobs, key=lambda k: -jobs[k][0].stat().st_size)
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        futures = {k: pool.submit(transcribe, jobs[k][0]) for k in order}
+        return {k: (futures[k].result(), jobs[k][1]) for k in jobs}
+
+
+@pytest.mark.parametrize("gap", GAPS)
+@pytest.mark.parametrize("name", list(DIALOGUES))
+def test_speaker_attribution(transcripts: dict[str, Case], name: str, gap: float | None) -> None:
+    key = name if gap is None else f"{name}_gap{gap}"
+    results, turns = transcripts[key]
+    speakers = {r["alternatives"][0]["speaker"] for r in results}
+    assert speakers == {"S1", "S2"}
+    score = speaker_attribution(results, turns)
+    assert score >= DIALOGUES[name], f"{key}: attribution {score:.3f}"
+
+
+def test_jfk_single_speaker_and_wer(transcripts: dict[str, Case]) -> None:
+    results, _ = transcripts["jfk"]
+    assert {r["alternatives"][0]["speaker"] for r in results} == {"S1"}
+    wer = word_error_rate((SAMPLES / "jfk.txt").read_text(), results_text(results))
+    assert wer < 0.35, f"jfk WER {wer:.3f}"
+
+
+def test_first_speaker_is_s1(transcripts: dict[str, Case]) -> None:
+    for name in DIALOGUES:
+        results, _ = transcripts[name]
+        assert results[0]["alternatives"][0]["speaker"] == "S1"
+
+
+@pytest.mark.parametrize("name", ["jfk", *DIALOGUES])
+def test_json_v2_shape(transcripts: dict[str, Case], name: str) -> None:
+    results, _ = transcripts[name]
+    assert results, "no words recognised"
+    assert results[0]["type"] == "word"
+    assert results[-1]["type"] == "punctuation"
+    previous_start = 0.0
+    for i, item in enumerate(results):
+        assert item["type"] in ("word", "punctuation")
+        start, end = item["start_time"], item["end_time"]
+        assert isinstance(start, float) and isinstance(end, float)
+        assert 0.0 <= start <= end
+        assert start >= previous_start, "items must be in time order"
+        previous_start = start
+        (alt,) = item["alternatives"]
+        assert set(alt) == {"content", "confidence", "language", "speaker"}
+        assert isinstance(alt["content"], str) and alt["content"]
+        assert isinstance(alt["confidence"], float) and 0.0 <= alt["confidence"] <= 1.0
+        assert alt["language"] == "en"
+        assert alt["speaker"].startswith("S") and alt["speaker"][1:].isdigit()
+        if item["type"] == "word":
+            assert end > start
+            assert "attaches_to" not in item and "is_eos" not in item
+            assert alt["content"].replace("'", "").isalnum(), alt["content"]
+            assert "(" not in alt["content"] and "<" not in alt["content"]
+        else:
+            assert alt["content"] == "."
+            assert item["attaches_to"] == "previous" and item["is_eos"] is True
+            assert start == end == results[i - 1]["end_time"]
+            assert alt["speaker"] == results[i - 1]["alternatives"][0]["speaker"]
+            assert results[i - 1]["type"] == "word", "a full stop follows a word"
+
+
+def test_turn_changes_end_sentences(transcripts: dict[str, Case]) -> None:
+    results, _ = transcripts["therapy_dialogue"]
+    words = [i for i, r in enumerate(results) if r["type"] == "word"]
+    for a, b in zip(words, words[1:], strict=False):
+        if results[a]["alternatives"][0]["speaker"] != results[b]["alternatives"][0]["speaker"]:
+            assert results[a + 1]["type"] == "punctuation"
+
+
+def test_diarization_none_gives_unknown_speaker() -> None:
+    results = transcribe(SAMPLES / "nada_lily_02_haggard_0216.wav", diarization="none")
+    assert results and {r["alternatives"][0]["speaker"] for r in results} == {"UU"}
+
+
+def test_rejects_unsupported_options() -> None:
+    with pytest.raises(ValueError):
+        transcribe(SAMPLES / "jfk.wav", language="fr")
+    with pytest.raises(ValueError):
+        transcribe(SAMPLES / "jfk.wav", diarization="channel")
+
+
+def test_silence_gives_no_words(tmp_path: Path) -> None:
+    path = tmp_path / "silence.wav"
+    _write(path, np.zeros(16000 * 3, dtype=np.int16))
+    assert transcribe(path) == []
