@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, func, insert, update
 
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent, Transcript
 from verbatim.db.repo import Repo
+from verbatim.reliability.models import ReliabilitySuggestion
 from verbatim.states import SessionStatus, predecessors
 from verbatim.storage import AudioVolume
 
@@ -33,6 +34,8 @@ def withdraw(repo: Repo, volume: AudioVolume, settings: Settings, session_id: uu
             .returning(Session.runs)
         ).one_or_none()
         db.execute(delete(Transcript).where(Transcript.session_id == session_id))
+        # Suggestions quote the transcript: they go with it (their action rows hold no text and stay).
+        db.execute(delete(ReliabilitySuggestion).where(ReliabilitySuggestion.session_id == session_id))
         if row is not None:
             db.execute(insert_event(session_id, row.runs))
     # Deletes only after the fenced write above committed.
@@ -47,6 +50,5 @@ def withdraw(repo: Repo, volume: AudioVolume, settings: Settings, session_id: uu
 
 
 def insert_event(session_id: uuid.UUID, run: int):
-    from sqlalchemy import insert
 
     return insert(SessionEvent).values(session_id=session_id, run=run, kind="session_deleted")
