@@ -130,7 +130,10 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
 
     Raises AudioUnreadable for: a missing or empty file, content that is not one of the
     accepted containers/codecs, no audio stream, a zero duration, or a truncated or
-    corrupt file.
+    corrupt file. Truncation is caught when the container states a length: WAV (header
+    sizes vs file size), FLAC, MP3 with a Xing/Info/VBRI header, MP4 and Matroska/WebM
+    (audio stops before the stated end). Ogg and header-less MP3 state no length, so a
+    file cut short there is simply shorter audio (still decodable, duration measured).
     """
     p = Path(path)
     try:
@@ -162,6 +165,10 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
                 duration = _decoded_end_s(container, stream)
                 first_end = _frame_end_s(first) or first.samples / first.sample_rate
                 duration = max(duration, first_end)
+            elif demuxer == "mp3" and not _mp3_has_length_header(p):
+                # Without a Xing/Info/VBRI header FFmpeg guesses the length from the
+                # bitrate, which is wrong for VBR: add up the frames instead (no decoding).
+                duration = _demuxed_duration_s(container, stream)
             else:
                 duration = stated
                 if demuxer != "wav":
@@ -184,9 +191,27 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
     )
 
 
-def _stated_duration_s(
-    container: av.container.InputContainer, stream: av.audio.stream.AudioStream
-) -> float | None:
+def _mp3_has_length_header(path: Path) -> bool:
+    """True when the first MP3 frame carries a Xing/Info/VBRI header (an exact frame count)."""
+    with path.open("rb") as f:
+        head = f.read(10)
+        start = 0
+        if head[:3] == b"ID3" and len(head) == 10:
+            # ID3v2 size: four 7-bit bytes, plus the 10-byte header.
+            start = 10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9])
+        f.seek(start)
+        first_frame = f.read(4096)
+    return any(tag in first_frame for tag in (b"Xing", b"Info", b"VBRI"))
+
+
+def _demuxed_duration_s(container: av.container.InputContainer, stream: av.audio.stream.AudioStream) -> float:
+    """Sum of the stream's packet durations (s), read without decoding."""
+    container.seek(0)
+    ticks = sum(packet.duration or 0 for packet in container.demux(stream) if packet.stream is stream)
+    return float(ticks * stream.time_base) if stream.time_base is not None else 0.0
+
+
+def _stated_duration_s(container: av.container.InputContainer, stream: av.audio.stream.AudioStream) -> float | None:
     """Duration (s) the container states for the stream, or None when it states none."""
     if stream.duration is not None and stream.time_base is not None and stream.duration > 0:
         return float(stream.duration * stream.time_base)
@@ -195,9 +220,7 @@ def _stated_duration_s(
     return None
 
 
-def _check_tail(
-    container: av.container.InputContainer, stream: av.audio.stream.AudioStream, stated_s: float
-) -> None:
+def _check_tail(container: av.container.InputContainer, stream: av.audio.stream.AudioStream, stated_s: float) -> None:
     """Decode the last ~2 s and raise AudioUnreadable if the audio stops well before ``stated_s``."""
     start = max(stated_s - _TAIL_S, 0.0)
     if stream.time_base is not None and start > 0:
@@ -205,9 +228,7 @@ def _check_tail(
     end = _decoded_end_s(container, stream)
     if start == 0.0 or end > 0.0:
         if end < stated_s - max(_TRUNCATION_TOLERANCE_S, 0.02 * stated_s):
-            raise AudioUnreadable(
-                f"file is truncated: audio stops at {end:.1f} s of a stated {stated_s:.1f} s"
-            )
+            raise AudioUnreadable(f"file is truncated: audio stops at {end:.1f} s of a stated {stated_s:.1f} s")
     else:
         raise AudioUnreadable(f"file is truncated: no audio near its stated end ({stated_s:.1f} s)")
 

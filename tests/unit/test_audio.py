@@ -22,11 +22,14 @@ def _jfk_pcm() -> np.ndarray:
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
-def _encode(dest: Path, fmt: str, codec: str, rate: int, layout: str = "mono") -> Path:
+def _encode(
+    dest: Path, fmt: str, codec: str, rate: int, layout: str = "mono", options: dict[str, str] | None = None
+) -> Path:
     """Encode jfk.wav into ``dest`` with PyAV (container ``fmt``, audio ``codec`` at ``rate`` Hz)."""
     pcm = _jfk_pcm()
-    with av.open(str(dest), mode="w", format=fmt) as out:
+    with av.open(str(dest), mode="w", format=fmt, options=options or {}) as out:
         stream = out.add_stream(codec, rate=rate, layout=layout)
+        assert isinstance(stream, av.audio.stream.AudioStream)
         resampler = av.AudioResampler(format=stream.format, layout=layout, rate=rate)
         src = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
         src.sample_rate = SAMPLE_RATE
@@ -76,6 +79,13 @@ def test_content_not_name_decides(tmp_path: Path) -> None:
     # FLAC bytes in a file called .wav are still FLAC.
     path = _encode(tmp_path / "really_flac.wav", "flac", "flac", 16000)
     assert probe(path).container == "flac"
+
+
+def test_mp3_without_length_header_measured(tmp_path: Path) -> None:
+    # No Xing/Info header: FFmpeg would guess the length from the bitrate; probe counts frames.
+    path = _encode(tmp_path / "a.mp3", "mp3", "libmp3lame", 16000, options={"write_xing": "0"})
+    assert b"Xing" not in path.read_bytes()[:4096] and b"Info" not in path.read_bytes()[:4096]
+    assert probe(path).duration_s == pytest.approx(JFK_S, abs=0.15)
 
 
 def test_truncated_compressed_file_rejected(tmp_path: Path) -> None:

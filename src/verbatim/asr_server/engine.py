@@ -184,9 +184,7 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en") -> 
             text = text[:1].upper() + text[1:]
         results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
         last = i == len(words) - 1
-        sentence_start = (
-            last or speakers[i + 1] != spk or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
-        )
+        sentence_start = last or speakers[i + 1] != spk or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
         if sentence_start:
             stop = _item("punctuation", w.end_s, w.end_s, ".", 1.0, language, spk)
             stop["attaches_to"] = "previous"

@@ -112,9 +112,7 @@ def compute(x: np.ndarray) -> Frames:
         spec = np.abs(np.fft.rfft(fr * _HAMMING, N_FFT)) ** 2
         logmel = np.log(spec.astype(np.float32) @ _MEL + 1e-8)
         mfcc[start : start + count] = logmel @ _DCT
-        f0[start : start + count], voicing[start : start + count] = _pitch(
-            _frames_of(x, start, count, _PITCH_WIN)
-        )
+        f0[start : start + count], voicing[start : start + count] = _pitch(_frames_of(x, start, count, _PITCH_WIN))
     return Frames(energy_db=energy, mfcc=mfcc, f0_hz=f0, voicing=voicing)
 
 

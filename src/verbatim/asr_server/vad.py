@@ -7,8 +7,9 @@ steady room-noise floor; it is not meant for loud non-stationary noise (music,
 overlapping talk), where it marks too much as speech — which costs decoding time
 but loses no words.
 
-Utterances for the recogniser are cut in the middle of pauses, so each stays at or
-under ``max_utt_s`` seconds and no word is cut in two.
+Utterances for the recogniser are cut in pauses (and at speaker changes the caller
+names), so each stays at or under ``max_utt_s`` seconds without cutting words; only
+talk with no pause of 0.15 s in ``max_utt_s`` seconds is cut blindly.
 """
 
 from __future__ import annotations
