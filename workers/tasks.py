@@ -8,8 +8,8 @@ import uuid
 from verbatim.config import get_settings
 from verbatim.pipeline.context import CancelToken, RunContext
 from verbatim.pipeline.run import run_capture
-from verbatim.pipeline.sweeps import sweep_all
-from verbatim.queue import CAPTURE_TASK, SWEEP_TASK
+from verbatim.pipeline.sweeps import recheck, sweep_all
+from verbatim.queue import CAPTURE_TASK, RECHECK_TASK, SWEEP_TASK
 from verbatim.reliability.sweep import sweep as reliability_sweep
 from workers.app import app
 
@@ -48,3 +48,9 @@ def sweep() -> dict[str, int]:
     return {"requeued": len(report.requeued), "vendor_deleted": len(report.vendor_deleted),
             "audio_deleted": report.audio_deleted,
             "analysis_reemitted": len(analysis.reemitted) if analysis else 0}
+
+
+@app.task(name=RECHECK_TASK, acks_late=False, ignore_result=True)
+def recheck_session(session_id: str) -> bool:
+    """At a lease's expiry: re-queue the session if its run died (idempotent)."""
+    return recheck(context(), uuid.UUID(session_id))

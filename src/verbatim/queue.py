@@ -18,6 +18,7 @@ from verbatim import keys
 CAPTURE_TASK = "verbatim.capture"
 SWEEP_TASK = "verbatim.sweep"
 SWEEP_QUEUE = "sweeps"
+RECHECK_TASK = "verbatim.recheck"
 
 
 def celery_app(broker_url: str) -> Celery:
@@ -65,6 +66,10 @@ class CaptureQueue:
         except Exception:
             self._redis.delete(marker)
             raise
+
+    def recheck_at_lease_expiry(self, session_id: uuid.UUID, in_s: float) -> None:
+        """Schedule a one-session stall check ``in_s`` seconds from now (when its lease would expire)."""
+        self._app.send_task(RECHECK_TASK, args=[str(session_id)], queue=SWEEP_QUEUE, countdown=in_s, retry=False)
 
     def is_queued(self, session_id: uuid.UUID) -> bool:
         """Whether a capture message for the session is (believed) waiting in the queue."""

@@ -101,3 +101,21 @@ def test_stalled_query_uses_the_partial_index_with_many_finished_sessions(ctx: R
             "EXPLAIN SELECT id FROM sessions WHERE status IN ('queued', 'recognizing', 'checkpointed', "
             "'publishing') AND updated_at < now()")))
     assert "ix_sessions_active" in plan, plan
+
+
+def test_a_live_lease_gets_a_recheck_at_its_expiry(ctx: RunContext) -> None:
+    from verbatim.pipeline.sweeps import recheck
+    from verbatim.queue import SWEEP_QUEUE
+
+    ctx.settings = ctx.settings.model_copy(update={"sweep_interval_s": 5.0})  # the lease (2 s) ends first
+    sid = new_session(ctx.settings, CLIP)
+    lease = ctx.new_lease(sid)
+    assert lease.acquire()
+    time.sleep(0.6)
+    before = ctx.redis.llen(SWEEP_QUEUE)
+    assert sweep(ctx).requeued == []
+    assert ctx.redis.llen(SWEEP_QUEUE) == before + 1  # the recheck, due when the lease would expire
+    assert recheck(ctx, sid) is False  # holder alive: nothing to do
+    lease.release()  # as if the holder died and its lease ran out
+    assert recheck(ctx, sid) is True and ctx.queue.is_queued(sid)
+    assert recheck(ctx, sid) is False  # queued now: never twice

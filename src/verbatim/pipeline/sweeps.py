@@ -71,12 +71,28 @@ def requeue_stalled(ctx: RunContext, report: SweepReport) -> None:
     A session touched in the last lease TTL is left alone (its run may be just starting).
     """
     cutoff = datetime.now(UTC) - timedelta(seconds=ctx.settings.lease_ttl_s / 4)
+    interval_ms = ctx.settings.sweep_interval_s * 1000
     for sid in ctx.repo.active_since(cutoff):
-        if is_held(ctx.redis, sid) or ctx.queue.is_queued(sid):
+        if is_held(ctx.redis, sid):
+            # If this lease's holder is dead, it expires before the next sweep: check again right
+            # then, so recovery is bounded by the lease, not by the lease plus a sweep period.
+            pttl = int(ctx.redis.pttl(keys.lease(sid)))
+            if 0 < pttl < interval_ms:
+                ctx.queue.recheck_at_lease_expiry(sid, pttl / 1000 + 0.5)
             continue
-        ctx.queue.enqueue(sid)
-        metrics.sweep_requeued.inc()
-        report.requeued.append(sid)
+        if recheck(ctx, sid):
+            report.requeued.append(sid)
+
+
+def recheck(ctx: RunContext, session_id: uuid.UUID) -> bool:
+    """Re-queue one session if it has outstanding work, no live lease and nothing queued; True if it did."""
+    if is_held(ctx.redis, session_id) or ctx.queue.is_queued(session_id):
+        return False
+    if ctx.repo.get(session_id).status not in {s.value for s in ACTIVE}:
+        return False
+    ctx.queue.enqueue(session_id)
+    metrics.sweep_requeued.inc()
+    return True
 
 
 def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
