@@ -27,8 +27,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# KEYS[1] = lease key, ARGV[1] = token
-_RELEASE = """
+# KEYS[1] = key, ARGV[1] = token: delete only if the value is still ours. Shared by every
+# token-owned lock (capture leases here, the reliability transcript lock).
+COMPARE_AND_DELETE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
     return redis.call('DEL', KEYS[1])
 end
@@ -91,7 +92,7 @@ class Lease:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=1)
-        return bool(self._redis.eval(_RELEASE, 1, self.key, self.token))
+        return bool(self._redis.eval(COMPARE_AND_DELETE, 1, self.key, self.token))
 
     def __enter__(self) -> Lease:
         return self

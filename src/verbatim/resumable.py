@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from verbatim.errors import NotFound, UploadBusy, UploadExpired
+from verbatim.storage import fsync_dir
 
 UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
 """What an upload id looks like (``secrets.token_hex(16)``); anything else is unknown."""
@@ -102,16 +103,16 @@ class LockedUpload:
         """
         self.sync()
         os.replace(self.store.data_path(self.info.id), target)
-        _fsync_dir(target.parent)
-        _fsync_dir(self.store.folder)
+        fsync_dir(target.parent)
+        fsync_dir(self.store.folder)
         self.store.info_path(self.info.id).unlink(missing_ok=True)
-        _fsync_dir(self.store.folder)
+        fsync_dir(self.store.folder)
 
     def discard(self) -> None:
         """Delete the upload's data and info files."""
         self.store.data_path(self.info.id).unlink(missing_ok=True)
         self.store.info_path(self.info.id).unlink(missing_ok=True)
-        _fsync_dir(self.store.folder)
+        fsync_dir(self.store.folder)
 
     def close(self) -> None:
         """Release the lock (closing the descriptor releases the flock)."""
@@ -163,7 +164,7 @@ class ResumableUploads:
         os.replace(tmp, self.info_path(info.id))
         fd = os.open(self.data_path(info.id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         return info
 
     def info(self, upload_id: str) -> UploadInfo | None:
@@ -242,7 +243,7 @@ class ResumableUploads:
                     path.unlink(missing_ok=True)
             removed += 1
         if removed:
-            _fsync_dir(self.folder)
+            fsync_dir(self.folder)
         return removed
 
     @contextlib.contextmanager
@@ -272,11 +273,3 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except FileNotFoundError:
         return 0.0
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

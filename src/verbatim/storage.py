@@ -36,7 +36,7 @@ class AudioVolume:
             os.fsync(fh.fileno())
         final = self.path_for(session_id)
         os.replace(incoming, final)
-        _fsync_dir(self.audio_dir)
+        fsync_dir(self.audio_dir)
         return final
 
     def delete(self, path: str | Path | None) -> bool:
@@ -47,7 +47,7 @@ class AudioVolume:
             os.unlink(path)
         except FileNotFoundError:
             return False
-        _fsync_dir(Path(path).parent)
+        fsync_dir(Path(path).parent)
         return True
 
     def older_than(self, folder: Path, age_s: float) -> list[Path]:
@@ -61,7 +61,8 @@ class AudioVolume:
         return out
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder, so a rename or unlink in it is durable."""
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)

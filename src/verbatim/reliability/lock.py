@@ -15,16 +15,9 @@ from types import TracebackType
 
 import redis
 
+from verbatim.leases import COMPARE_AND_DELETE
 from verbatim.reliability.streams import lock_key
 from verbatim.telemetry import metrics
-
-# KEYS[1] = lock key, ARGV[1] = token
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
 
 
 class TranscriptLock:
@@ -48,7 +41,7 @@ class TranscriptLock:
         if not self.held:
             return False
         self.held = False
-        return bool(self._redis.eval(_RELEASE, 1, self.key, self.token))
+        return bool(self._redis.eval(COMPARE_AND_DELETE, 1, self.key, self.token))
 
     def remaining_s(self) -> float:
         """Seconds until the lock (whoever holds it) expires; 0 when it is free."""
