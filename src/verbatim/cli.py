@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from verbatim.config import get_settings, load_settings
+from verbatim.config import Settings, get_settings, load_settings
 from verbatim.errors import VerbatimError
 
 app = typer.Typer(help="Verbatim: therapy session recordings in, speaker-labelled transcripts out.",
@@ -26,10 +26,25 @@ app.add_typer(sessions_app, name="sessions")
 console = Console()
 
 
+def _stack_settings() -> Settings:
+    """Settings whose missing URLs are taken from a running local stack's ``stack.env``."""
+    from verbatim.stack import running_stack_env
+
+    settings = get_settings()
+    if not settings.database_url or not settings.redis_url:
+        found = running_stack_env(settings.data_dir)
+        settings = settings.model_copy(update={
+            "database_url": settings.database_url or found.get("VERBATIM_DATABASE_URL"),
+            "redis_url": settings.redis_url or found.get("VERBATIM_REDIS_URL"),
+        })
+    return settings
+
+
 def _urls() -> tuple[str, str]:
+    """(database URL, Redis URL): from the environment, else from a running local stack."""
     from verbatim.runtime import require_urls
 
-    return require_urls(get_settings())
+    return require_urls(_stack_settings())
 
 
 def _configure_logs() -> None:
@@ -61,7 +76,8 @@ def up() -> None:
     try:
         stack.start()
         console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
-                      f"logs in {stack.log_dir}. Ctrl-C to stop.")
+                      f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
+                      f"through {stack.env_file}. Ctrl-C to stop.")
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         while all(c.proc.poll() is None for c in stack.children):
             time.sleep(1)
@@ -153,15 +169,27 @@ def upload(
     file: Path,
     client: Annotated[list[str], typer.Option(help="Client id (repeat for couples/family)")],
     token: Annotated[str, typer.Option(envvar="VERBATIM_TOKEN", help="Bearer token")],
-    api_url: Annotated[str, typer.Option(envvar="VERBATIM_API_URL")] = "http://127.0.0.1:8000",
+    api_url: Annotated[str | None, typer.Option(envvar="VERBATIM_API_URL", help="Default: the running stack's")]
+    = None,
     session_type: str = "individual",
     consent_method: str = "verbal",
 ) -> None:
     """Upload a recording through the HTTP API and print the new session id."""
     from verbatim.client import ApiClient
+    from verbatim.stack import running_stack_env
 
-    with ApiClient(api_url, token) as c:
-        session = c.upload(file, client, session_type=session_type, consent_method=consent_method)
+    url = api_url or running_stack_env(get_settings().data_dir).get("VERBATIM_API_URL", "http://127.0.0.1:8000")
+    import httpx
+
+    try:
+        with ApiClient(url, token) as c:
+            session = c.upload(file, client, session_type=session_type, consent_method=consent_method)
+    except httpx.HTTPStatusError as exc:
+        console.print(f"[red]upload refused ({exc.response.status_code}):[/red] {exc.response.text}")
+        raise typer.Exit(1) from exc
+    except httpx.TransportError as exc:
+        console.print(f"[red]cannot reach the API at {url}: {exc}[/red]")
+        raise typer.Exit(1) from exc
     console.print(session["id"])
 
 
@@ -234,7 +262,8 @@ def sessions_retry(session_id: uuid.UUID) -> None:
     """Retry a blocked session (after fixing the configuration): back to queued, then enqueued."""
     from verbatim.admin import retry_session
 
-    retry_session(get_settings(), session_id)
+    _urls()
+    retry_session(_stack_settings(), session_id)
     console.print(f"{session_id} queued again")
 
 

@@ -118,6 +118,18 @@ class Stack:
         self.spawn("beat", "beat")
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
         self.wait_http(f"{self.api_url}/readyz", "api")
+        self.write_env_file()
+
+    @property
+    def env_file(self) -> Path:
+        """``<data dir>/stack.env``: how the CLI finds a running local stack (removed at stop)."""
+        return self.settings.data_dir / STACK_ENV_FILE
+
+    def write_env_file(self) -> None:
+        lines = [f"VERBATIM_DATABASE_URL={self.servers.database_url}", f"VERBATIM_REDIS_URL={self.servers.redis_url}",
+                 f"VERBATIM_API_URL={self.api_url}"]
+        self.env_file.write_text("\n".join(lines) + "\n")
+        self.env_file.chmod(0o600)
 
     def restart_worker(self, name: str, timeout_s: float | None = None) -> float:
         """Rolling-restart one worker: SIGTERM (it drains), wait for exit, start its replacement,
@@ -175,6 +187,18 @@ class Stack:
                 os.killpg(child.proc.pid, signal.SIGKILL)
                 child.proc.wait()
         self.children.clear()
+        self.env_file.unlink(missing_ok=True)
+
+
+STACK_ENV_FILE = "stack.env"
+
+
+def running_stack_env(data_dir: Path) -> dict[str, str]:
+    """The URLs a running ``verbatim up``/``demo`` wrote to ``<data dir>/stack.env`` ({} if none)."""
+    path = data_dir / STACK_ENV_FILE
+    if not path.exists():
+        return {}
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
 # Child names start with their role; the API stops first, the recognizer last.
