@@ -213,3 +213,20 @@ def test_bad_api_key_blocks_with_audio_kept(settings: Settings, asr: AsrServer) 
     assert (s.status, s.failure_code, s.runs) == ("blocked", "recognizer_auth", 0)
     assert bad.volume.path_for(sid).exists()
     assert str(sid) not in asr.submissions()
+
+
+def test_logs_are_json_with_session_and_run_and_no_patient_data(ctx: RunContext, capsys: pytest.CaptureFixture[str]
+                                                                ) -> None:
+    import json
+
+    from verbatim.telemetry.logs import configure
+
+    configure("INFO", json_output=True)
+    sid = new_session(ctx.settings, JFK, client_ids=["Jane-Doe-4411"])
+    assert run_capture(ctx, sid) is Outcome.READY
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    assert any(e.get("session_id") == str(sid) and e.get("run") == 1 for e in lines)
+    text = " ".join(json.dumps(e) for e in lines).lower()
+    published = " ".join(seg["text"] for seg in transcripts(ctx, sid)["Jane-Doe-4411"]).lower()
+    assert "jane-doe-4411" not in text and f"{sid}.audio" not in text
+    assert not any(word in text for word in ("fellow", "country") if word in published)
