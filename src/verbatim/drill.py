@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 from verbatim.auth import create_token
 from verbatim.client import ApiClient
+from verbatim.db.engine import db_session
+from verbatim.db.models import SessionEvent
 from verbatim.stack import Stack, ensure_servers, settings_for_stack
 
 
@@ -47,7 +52,15 @@ def _submit_and_wait(stack: Stack, token: str, clips: list[Path], n: int, restar
         slowest = time.monotonic() - started
     lost = sum(1 for sid in ids if done.get(sid, {}).get("status") != "ready")
     runs = sum(int(str(done[sid]["runs"])) for sid in done)
-    return DrillResult(n, lost, runs - len(done), slowest, drains)
+    # A cancelled run gives its count back (a deploy must not push a session towards
+    # `interrupted`), so count the cancellations from the event log as the extra runs they were.
+    with db_session(stack.servers.database_url) as db:
+        cancelled = db.execute(
+            select(func.count()).select_from(SessionEvent).where(
+                SessionEvent.session_id.in_([uuid.UUID(s) for s in ids]), SessionEvent.kind == "run_cancelled"
+            )
+        ).scalar_one()
+    return DrillResult(n, lost, runs - len(done) + cancelled, slowest, drains)
 
 
 def run_drill(
