@@ -83,12 +83,16 @@ def _admin_conn(url: str) -> psycopg.Connection:
 
 
 @pytest.fixture(scope="session")
-def template_db(pg_server_url: str) -> str:
-    """Name of a database migrated to head, cloned by every test."""
+def template_db(pg_server_url: str) -> Iterator[str]:
+    """Name of a database migrated to head, cloned by every test (dropped at the end)."""
     from verbatim.db.migrate import upgrade
 
     name = f"verbatim_tpl_{os.getpid()}"
     with _admin_conn(pg_server_url) as conn:
+        # Templates left by test processes that were killed: drop them.
+        for (old,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'verbatim\\_tpl\\_%'"):
+            if not psutil.pid_exists(int(old.rsplit("_", 1)[1])):
+                conn.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
@@ -96,7 +100,9 @@ def template_db(pg_server_url: str) -> str:
     from verbatim.db.engine import dispose_all
 
     dispose_all()
-    return name
+    yield name
+    with _admin_conn(pg_server_url) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
