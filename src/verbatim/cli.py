@@ -79,9 +79,10 @@ def up() -> None:
                       f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
                       f"through {stack.env_file}. Ctrl-C to stop.")
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-        while all(c.proc.poll() is None for c in stack.children):
+        while True:
             time.sleep(1)
-        console.print("[red]a process exited; stopping[/red]")
+            for name in stack.respawn_exited():
+                console.print(f"[yellow]{name} exited; restarted it[/yellow]")
     except KeyboardInterrupt:
         console.print("stopping…")
     finally:

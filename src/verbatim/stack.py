@@ -64,6 +64,7 @@ class Child:
     name: str
     proc: subprocess.Popen[bytes]
     log: Path
+    args: tuple[str, ...]
 
 
 class Stack:
@@ -103,9 +104,22 @@ class Stack:
                 [sys.executable, "-m", "verbatim.cli", *args], env=self.env(), stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
-        child = Child(name, proc, log)
+        child = Child(name, proc, log, args)
         self.children.append(child)
         return child
+
+    def respawn_exited(self) -> list[str]:
+        """Restart every child that has exited (as an orchestrator would); returns their names.
+
+        A killed worker's session is not waiting on this: its lease expires and the sweep hands the
+        session to the other worker. Restarting keeps the stack at full strength.
+        """
+        restarted = []
+        for child in [c for c in self.children if c.proc.poll() is not None]:
+            self.children.remove(child)
+            self.spawn(child.name, *child.args)
+            restarted.append(f"{child.name} (exit {child.proc.returncode})")
+        return restarted
 
     def start(self) -> None:
         """Migrate, then start recognizer, API, workers and beat; wait until the HTTP ones answer."""
