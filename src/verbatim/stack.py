@@ -76,6 +76,7 @@ class Stack:
         self.log_dir = log_dir
         self.workers = workers
         self.children: list[Child] = []
+        self._restarts: dict[str, list[float]] = {}
         self.api_port = settings.api_port if settings.api_port else free_port()
         self.asr_port = settings.asr_port if settings.asr_port else free_port()
 
@@ -116,6 +117,11 @@ class Stack:
         """
         restarted = []
         for child in [c for c in self.children if c.proc.poll() is not None]:
+            recent = [t for t in self._restarts.get(child.name, []) if time.monotonic() - t < 60]
+            if len(recent) >= 5:
+                tail = child.log.read_text(errors="replace")[-2000:]
+                raise EmbeddedServerError(f"{child.name} keeps exiting (5 restarts in 60 s):\n{tail}")
+            self._restarts[child.name] = [*recent, time.monotonic()]
             self.children.remove(child)
             self.spawn(child.name, *child.args)
             restarted.append(f"{child.name} (exit {child.proc.returncode})")
