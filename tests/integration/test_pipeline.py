@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+import structlog
 from sqlalchemy import select, update
 
 from tests.conftest import SAMPLES, AsrServer
@@ -222,8 +223,11 @@ def test_logs_are_json_with_session_and_run_and_no_patient_data(ctx: RunContext,
     from verbatim.telemetry.logs import configure
 
     configure("INFO", json_output=True)
-    sid = new_session(ctx.settings, JFK, client_ids=["Jane-Doe-4411"])
-    assert run_capture(ctx, sid) is Outcome.READY
+    try:
+        sid = new_session(ctx.settings, JFK, client_ids=["Jane-Doe-4411"])
+        assert run_capture(ctx, sid) is Outcome.READY
+    finally:
+        structlog.reset_defaults()
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
     assert any(e.get("session_id") == str(sid) and e.get("run") == 1 for e in lines)
     text = " ".join(json.dumps(e) for e in lines).lower()

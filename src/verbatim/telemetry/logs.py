@@ -20,6 +20,15 @@ def scrub(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[st
     return event
 
 
+class _StderrPrinter:
+    """Writes each event line to whatever ``sys.stderr`` is *now* (it may be swapped after start-up)."""
+
+    def msg(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
 def configure(level: str = "INFO", json_output: bool = True) -> None:
     """Configure structlog and the stdlib root logger once per process."""
     logging.basicConfig(stream=sys.stderr, level=level, format="%(message)s", force=True)
@@ -33,6 +42,6 @@ def configure(level: str = "INFO", json_output: bool = True) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        logger_factory=lambda *_: _StderrPrinter(),
         cache_logger_on_first_use=True,
     )
