@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,6 +15,10 @@ from rich.table import Table
 
 from verbatim.config import Settings, get_settings, load_settings
 from verbatim.errors import VerbatimError
+from verbatim.states import SessionStatus
+
+if TYPE_CHECKING:
+    from verbatim.stack import Stack
 
 app = typer.Typer(help="Verbatim: therapy session recordings in, speaker-labelled transcripts out.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -68,26 +71,28 @@ def demo(
 @app.command()
 def up() -> None:
     """Run the whole stack in the foreground (embedded servers when no URLs are set); Ctrl-C stops it."""
-    from verbatim.stack import Stack, ensure_servers
+    from verbatim.stack import local_stack
 
-    settings = load_settings()
-    servers = ensure_servers(settings, console.print)
-    stack = Stack(settings, servers, settings.data_dir / "logs")
     try:
-        stack.start()
+        with local_stack(load_settings(), console.print) as stack:
+            _serve(stack)
+    except KeyboardInterrupt:
+        console.print("stopped")
+
+
+def _serve(stack: Stack) -> None:
+    """Announce the stack, then keep it at full strength until Ctrl-C / SIGTERM."""
+    try:
         console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
                       f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
                       f"through {stack.env_file}. Ctrl-C to stop.")
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         while True:
             time.sleep(1)
             for name in stack.respawn_exited():
                 console.print(f"[yellow]{name} exited; restarted it[/yellow]")
     except KeyboardInterrupt:
-        console.print("stopping…")
-    finally:
-        stack.stop()
-        servers.stop()
+        console.print("stopping (workers drain first)…")
+        raise
 
 
 @app.command()
@@ -167,7 +172,7 @@ def beat() -> None:
 
 @app.command()
 def upload(
-    file: Path,
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help="The recording")],
     client: Annotated[list[str], typer.Option(help="Client id (repeat for couples/family)")],
     token: Annotated[str, typer.Option(envvar="VERBATIM_TOKEN", help="Bearer token")],
     api_url: Annotated[str | None, typer.Option(envvar="VERBATIM_API_URL", help="Default: the running stack's")]
@@ -216,7 +221,7 @@ def token_create(
     clinic: Annotated[str, typer.Option(help="Clinic name (created if new)")],
     therapist: Annotated[str | None, typer.Option(help="Therapist name (created if new)")] = None,
     scope: Annotated[str, typer.Option(help="therapist | clinic_admin | admin")] = "therapist",
-    days: Annotated[float, typer.Option(help="Days until it expires")] = 90,
+    days: Annotated[float, typer.Option(help="Days until it expires", min=0.01, max=3650)] = 90,
 ) -> None:
     """Issue a bearer token and print it (it is stored hashed and never shown again)."""
     from verbatim.auth import create_token
@@ -240,13 +245,15 @@ def token_revoke(token: str) -> None:
 
 
 @sessions_app.command("list")
-def sessions_list(status: Annotated[str | None, typer.Option(help="failed, blocked, …")] = None) -> None:
-    """List sessions (newest first), optionally by status."""
+def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Only this status")] = None) -> None:
+    """List sessions (most recently updated first), optionally by status."""
     from verbatim.admin import list_sessions
 
-    table = Table("id", "status", "runs", "failure_code", "updated")
-    for row in list_sessions(_urls()[0], status):
-        table.add_row(str(row.id), row.status, str(row.runs), row.failure_code or "", str(row.updated_at))
+    table = Table("status", "runs", "failure_code", "updated")
+    table.add_column("id", no_wrap=True, min_width=36)
+    for row in list_sessions(_urls()[0], status.value if status else None):
+        table.add_row(row.status, str(row.runs), row.failure_code or "", row.updated_at.strftime("%Y-%m-%d %H:%M"),
+                      str(row.id))
     console.print(table)
 
 

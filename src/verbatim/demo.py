@@ -11,12 +11,13 @@ import json
 import time
 from pathlib import Path
 
+import httpx
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from verbatim.auth import create_token
 from verbatim.client import ApiClient
-from verbatim.stack import Stack, ensure_servers, settings_for_stack
+from verbatim.stack import local_stack, settings_for_stack
 
 STAGES = ["queued", "recognizing", "checkpointed", "publishing", "ready"]
 TIMEOUT_S = 900
@@ -50,30 +51,30 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
         if not f.is_file():
             console.print(f"[red]no such file: {f}[/red]")
             return 2
-    settings = settings_for_stack()
-    servers = ensure_servers(settings, console.print)
-    stack = Stack(settings, servers, settings.data_dir / "logs")
-    try:
-        console.print("starting the recognizer service, API, two capture workers and beat…")
-        stack.start()
-        token = create_token(servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic", expires_in_days=1)
+    console.print("starting the recognizer service, API, two capture workers and beat…")
+    with local_stack(settings_for_stack(), console.print) as stack:
+        token = create_token(stack.servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic",
+                             expires_in_days=1)
         with ApiClient(stack.api_url, token) as api:
             ids = {}
+            refused = 0
             for i, f in enumerate(files):
                 clients = client_ids or [f"client-{i + 1}"]
-                ids[f] = api.upload(f, clients)["id"]
+                try:
+                    ids[f] = api.upload(f, clients)["id"]
+                except httpx.HTTPStatusError as exc:
+                    refused += 1
+                    console.print(f"[red]{f.name} refused ({exc.response.status_code}): {exc.response.text}[/red]")
+                    continue
                 console.print(f"uploaded {f.name} → session {ids[f]}")
             done = _follow(api, ids)
-            ok = all(s["status"] == "ready" for s in done.values())
+            ok = not refused and all(s["status"] == "ready" for s in done.values())
             for f, sid in ids.items():
                 _print_transcript(api, f, sid, done[f])
                 _print_suggestions(api, sid, done[f])
         console.print(f"logs: {stack.log_dir}")
-        return 0 if ok else 1
-    finally:
         console.print("shutting down…")
-        stack.stop()
-        servers.stop()
+    return 0 if ok else 1
 
 
 def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:

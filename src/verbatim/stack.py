@@ -8,12 +8,14 @@ recognizer, then the embedded servers.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,17 +43,21 @@ class Servers:
 def ensure_servers(settings: Settings, say: Callable[[str], object] = print) -> Servers:
     """Use the configured URLs, or start embedded servers for the missing ones."""
     embedded: list[EmbeddedPostgres | EmbeddedRedis] = []
-    root = default_data_root()
+    # One pair of servers per data directory (per checkout by default): two checkouts never share
+    # a database, while `verbatim up` and another command in the same checkout do.
+    tag = hashlib.sha256(str(settings.data_dir.resolve()).encode()).hexdigest()[:10]
+    root = default_data_root() / f"servers-{tag}"
     database_url = settings.database_url
     if not database_url:
-        pg = EmbeddedPostgres(root / "postgres", free_port())
+        # No port given: a server already running on this data directory is used on its port.
+        pg = EmbeddedPostgres(root / "postgres")
         say(f"starting embedded PostgreSQL (data in {pg.data_dir})")
         pg.start()
         embedded.append(pg)
         database_url = pg.create_database("verbatim")
     redis_url = settings.redis_url
     if not redis_url:
-        rd = EmbeddedRedis(root / "redis", free_port())
+        rd = EmbeddedRedis(root / "redis")
         say("starting embedded Redis")
         rd.start()
         embedded.append(rd)
@@ -86,6 +92,9 @@ class Stack:
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
+        # A local stack stops on Ctrl-C: drain 30 s (cancelled runs are re-queued and resume on
+        # the next start), unless VERBATIM_DRAIN_S says otherwise (production default: 600 s).
+        env.setdefault("VERBATIM_DRAIN_S", str(LOCAL_DRAIN_S))
         env.update(
             VERBATIM_DATABASE_URL=self.servers.database_url,
             VERBATIM_REDIS_URL=self.servers.redis_url,
@@ -192,25 +201,32 @@ class Stack:
             time.sleep(0.3)
         raise EmbeddedServerError(f"{name} did not become ready at {url} within {timeout_s:.0f} s")
 
-    def stop(self, timeout_s: float = 30) -> None:
-        """SIGTERM every child (API first), wait, SIGKILL stragglers."""
-        # API first (no new sessions), then the workers drain, then beat and the recognizer.
-        order = sorted(self.children, key=lambda c: _STOP_ORDER.index(c.name.split("-")[0]))
-        for child in order:
-            if child.proc.poll() is None:
-                os.killpg(child.proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        for child in order:
-            try:
-                child.proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                os.killpg(child.proc.pid, signal.SIGKILL)
-                child.proc.wait()
+    def stop(self) -> None:
+        """Stop role by role, each group after the previous one has exited: the API (no new
+        sessions), then the workers (they drain: a run past the drain window saves, keeps the
+        vendor's copy and re-queues), then beat, then the recognizer — last, so no running job
+        loses its recognizer while a worker still waits on it."""
+        drain_s = float(os.environ.get("VERBATIM_DRAIN_S", LOCAL_DRAIN_S))
+        worker_wait = drain_s + self.settings.teardown_budget_s + 10
+        for role, wait_s in (("api", 15.0), ("worker", worker_wait), ("analysis", 75.0), ("beat", 10.0),
+                             ("asr", 15.0)):
+            group = [c for c in self.children if c.name.split("-")[0] == role]
+            for child in group:
+                if child.proc.poll() is None:
+                    os.killpg(child.proc.pid, signal.SIGTERM)
+            deadline = time.monotonic() + wait_s
+            for child in group:
+                try:
+                    child.proc.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+                    child.proc.wait()
         self.children.clear()
         self.env_file.unlink(missing_ok=True)
 
 
 STACK_ENV_FILE = "stack.env"
+LOCAL_DRAIN_S = 30.0
 
 
 def running_stack_env(data_dir: Path) -> dict[str, str]:
@@ -221,8 +237,30 @@ def running_stack_env(data_dir: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
 
 
-# Child names start with their role; the API stops first, the recognizer last.
-_STOP_ORDER = ("api", "worker", "analysis", "beat", "asr")
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def local_stack(settings: Settings, say: Callable[[str], object] = print, workers: int = 2) -> Iterator[Stack]:
+    """Servers (embedded if needed) and a started Stack; everything stopped on exit.
+
+    SIGTERM is turned into KeyboardInterrupt *before* anything starts, so a stop at any moment —
+    even during start-up — runs the clean-up below instead of leaving orphans behind.
+    """
+    signal.signal(signal.SIGTERM, _interrupt)
+    servers: Servers | None = None
+    stack: Stack | None = None
+    try:
+        servers = ensure_servers(settings, say)
+        stack = Stack(settings, servers, settings.data_dir / "logs", workers)
+        stack.start()
+        yield stack
+    finally:
+        if stack is not None:
+            stack.stop()
+        if servers is not None:
+            servers.stop()
 
 
 def settings_for_stack(**overrides: object) -> Settings:

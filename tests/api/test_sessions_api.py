@@ -47,6 +47,8 @@ def test_list_is_newest_first_paginated_and_filtered(api: Api, alice: str) -> No
     assert api.client.get("/v1/sessions?status=ready", headers=api.headers(alice)).json()["items"] == []
     bad = api.client.get("/v1/sessions?status=bogus", headers=api.headers(alice))
     assert bad.status_code == 422 and bad.json()["error"] == "invalid_request"
+    huge = api.client.get("/v1/sessions?offset=9223372036854775808", headers=api.headers(alice))
+    assert huge.status_code == 422 and huge.json()["error"] == "invalid_request"
 
 
 def test_transcript_before_ready_is_409(api: Api, alice: str) -> None:
@@ -85,6 +87,10 @@ def test_transcript_read_is_audited_and_speakers_can_be_corrected(api: Api, alic
     wrong = api.client.put(f"/v1/sessions/{sid}/speakers", json={"speakers": {"S1": "mallory", "S2": "therapist"}},
                            headers=api.headers(alice))
     assert wrong.status_code == 422 and wrong.json()["error"] == "unknown_role"
+    extra = api.client.put(f"/v1/sessions/{sid}/speakers",
+                           json={"speakers": {"S1": "client-a", "S2": "therapist", "S9": "therapist"}},
+                           headers=api.headers(alice))
+    assert extra.status_code == 422 and extra.json()["error"] == "unknown_speaker"
 
 
 def test_delete_withdraws_the_session(api: Api, alice: str) -> None:
@@ -155,6 +161,12 @@ def test_health_and_docs(api: Api) -> None:
         (lambda m: m["consent"].update(obtained=False), 422, "missing_consent"),
         (lambda m: m.update(session_type="party"), 422, "invalid_metadata"),
         (lambda m: m.update(recorded_at="yesterday"), 422, "invalid_metadata"),
+        (lambda m: m.update(recorded_at="0001-01-01T00:00:00+14:00"), 422, "invalid_metadata"),
+        (lambda m: m.update(recorded_at="9999-12-31T23:59:59-14:00"), 422, "invalid_metadata"),
+        (lambda m: m.update(recorded_at="2026-01-01T10:00:00"), 422, "invalid_metadata"),
+        (lambda m: m.update(client_ids=["a\u0000b"]), 422, "invalid_metadata"),
+        (lambda m: m.update(client_ids=["a", "a"]), 422, "invalid_metadata"),
+        (lambda m: m.update(client_ids=["therapist"]), 422, "invalid_metadata"),
     ],
 )
 def test_bad_metadata_leaves_nothing(api: Api, alice: str, mutate, status: int, code: str) -> None:  # type: ignore[no-untyped-def]

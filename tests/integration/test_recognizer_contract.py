@@ -112,3 +112,19 @@ def test_a_restart_loses_no_job_and_jobs_expire(scratch: Path) -> None:
         r.close()
     finally:
         server.stop()
+
+
+def test_a_killed_pool_process_never_rejects_good_audio(recognizer: Recognizer, asr: AsrServer) -> None:
+    import signal
+
+    import psutil
+
+    assert asr.proc is not None
+    job_id = recognizer.submit(SAMPLES / "therapy_dialogue.wav", uuid.uuid4())
+    time.sleep(1.0)  # recognition under way in the pool
+    for child in psutil.Process(asr.proc.pid).children(recursive=True):
+        if "resource_tracker" not in " ".join(child.cmdline()):
+            child.send_signal(signal.SIGKILL)
+    assert wait_done(recognizer, job_id, 180) is JobState.DONE
+    assert recognizer.transcript(job_id)
+    recognizer.delete(job_id)

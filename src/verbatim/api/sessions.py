@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from python_multipart.multipart import parse_options_header
 from sqlalchemy import func, insert, select, update
 from starlette.concurrency import run_in_threadpool
@@ -29,6 +29,8 @@ from verbatim.states import SessionStatus
 
 log = structlog.get_logger("verbatim.api")
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+EARLIEST_RECORDING = datetime(2000, 1, 1, tzinfo=UTC)
+RESERVED_ROLES = frozenset({"therapist", "other participant"})
 
 
 class Consent(BaseModel):
@@ -44,10 +46,32 @@ class SessionMetadata(BaseModel):
     """The ``metadata`` part of an upload."""
 
     model_config = ConfigDict(extra="forbid")
-    client_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(min_length=1, max_length=12)
+    client_ids: list[Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]] = Field(
+        min_length=1, max_length=12
+    )
     recorded_at: datetime
     session_type: Literal["individual", "couples", "family", "group"]
     consent: Consent
+
+    @field_validator("client_ids")
+    @classmethod
+    def _distinct_clients(cls, ids: list[str]) -> list[str]:
+        if len(set(ids)) != len(ids):
+            raise ValueError("client ids must be distinct")
+        if RESERVED_ROLES & set(ids):
+            raise ValueError(f"{sorted(RESERVED_ROLES & set(ids))} is a role name, not a client id")
+        return ids
+
+    @field_validator("recorded_at")
+    @classmethod
+    def _plausible_time(cls, value: datetime) -> datetime:
+        # A recording from before 2000 or from the future is a clock or client bug; refusing it
+        # here also keeps every stored time inside what PostgreSQL and Python both represent.
+        if value.tzinfo is None:
+            raise ValueError("recorded_at needs a time zone (e.g. 2026-11-30T10:00:00+00:00)")
+        if not EARLIEST_RECORDING <= value <= datetime.now(UTC) + timedelta(days=1):
+            raise ValueError("recorded_at must be between 2000-01-01 and now")
+        return value
 
 
 class SessionOut(BaseModel):
@@ -339,7 +363,7 @@ def list_sessions(
     who: PrincipalDep,
     status: SessionStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> SessionPage:
     """The caller's sessions, newest first; ``status`` filters, ``limit``/``offset`` paginate."""
     stmt = select(Session).where(visible(who))
@@ -391,9 +415,13 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
         raise ApiError(422, "unknown_role", f"speakers must map to 'therapist' or a client id, not {sorted(bad)}")
     if row.status != SessionStatus.READY or row.published_turns is None:
         raise ApiError(409, "not_ready", "speakers can be corrected once the transcript is published")
-    missing = {t["speaker"] for t in row.published_turns} - body.speakers.keys()
+    labels = {t["speaker"] for t in row.published_turns}
+    missing = labels - body.speakers.keys()
     if missing:
         raise ApiError(422, "incomplete_mapping", f"map every speaker label; missing {sorted(missing)}")
+    unknown = body.speakers.keys() - labels
+    if unknown:
+        raise ApiError(422, "unknown_speaker", f"these labels are not in the transcript: {sorted(unknown)}")
     records = split_per_client(row.published_turns, row.client_ids, body.speakers)
     with db_session(svc.repo.url) as db:
         db.execute(

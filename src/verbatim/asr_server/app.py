@@ -15,19 +15,24 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import AsyncIterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from typing import Any
 
+import structlog
 from fastapi import Depends, FastAPI, Header, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from verbatim.asr_server.faults import Armed, FaultState
 from verbatim.asr_server.store import JobStore, now_iso, parse_iso
 from verbatim.config import Settings
+from verbatim.errors import AudioUnreadable
 
 JSON_V2 = "2.9"
+log = structlog.get_logger("verbatim.asr_server")
 
 
 def _recognise(audio: str, config: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
@@ -54,33 +59,73 @@ def _text(results: list[dict[str, Any]]) -> str:
 def create_app(settings: Settings) -> FastAPI:
     """The recognizer service app; jobs live under ``settings.asr_dir``."""
     store = JobStore(settings.asr_dir, settings.asr_job_ttl_s)
+    stopping = threading.Event()
+    pool_lock = threading.Lock()
+    attempts: dict[str, int] = {}
+
+    def new_pool() -> ProcessPoolExecutor:
+        # spawn: the pool must not inherit the server's threads and sockets.
+        return ProcessPoolExecutor(settings.asr_workers, mp_context=multiprocessing.get_context("spawn"))
     faults = FaultState()
     held: list[str] = []
     pool: dict[str, ProcessPoolExecutor] = {}
 
     def start(job_id: str) -> None:
         job = store.get(job_id)
-        if job is None:
+        if job is None or job["status"] != "running":
             return
-        future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
+        try:
+            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
+        except (BrokenProcessPool, RuntimeError):
+            if stopping.is_set():
+                return  # shutting down: the job stays running on disk for the next start
+            renew_pool()
+            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
         future.add_done_callback(lambda f: finish(job_id, f))
 
     def finish(job_id: str, future: Future[tuple[list[dict[str, Any]], float]]) -> None:
         try:
             results, duration = future.result()
-        except Exception as exc:  # noqa: BLE001 - any decode/recognition failure rejects the job
-            store.reject(job_id, f"audio could not be recognised: {type(exc).__name__}: {exc}")
+        except AudioUnreadable as exc:
+            # Only the audio itself can make a job fail: its data is all there is of the session.
+            store.reject(job_id, f"audio could not be recognised: {exc}")
+            return
+        except (BrokenProcessPool, CancelledError):
+            # The pool died (shutdown, a killed or OOM'd pool process): not the audio's fault. The job
+            # stays `running` on disk; a live server recognises it again in a fresh pool, and a
+            # restarting one finds it at start-up.
+            if not stopping.is_set():
+                log.warning("asr_pool_broken", job_id=job_id)
+                renew_pool()
+                start(job_id)
+            return
+        except Exception as exc:  # noqa: BLE001 - an engine bug must not reject good audio either
+            log.error("asr_recognition_error", job_id=job_id, error=type(exc).__name__)
+            attempts[job_id] = attempts.get(job_id, 0) + 1
+            if attempts[job_id] < 3 and not stopping.is_set():
+                start(job_id)
+            else:
+                store.reject(job_id, f"recognition failed: {type(exc).__name__}")
             return
         store.save_transcript(job_id, results, duration)
 
+    def renew_pool() -> None:
+        with pool_lock:
+            old = pool.get("p")
+            if old is not None and not getattr(old, "_broken", False):
+                return  # another callback already replaced it
+            pool["p"] = new_pool()
+        if old is not None:
+            old.shutdown(wait=False, cancel_futures=False)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # spawn: the pool must not inherit the server's threads and sockets.
-        pool["p"] = ProcessPoolExecutor(settings.asr_workers, mp_context=multiprocessing.get_context("spawn"))
+        pool["p"] = new_pool()
         for job in store.all():
             if job["status"] == "running":  # a restart loses no job: recognise it again
                 start(job["id"])
         yield
+        stopping.set()
         pool["p"].shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(title="Verbatim local recognizer (Speechmatics batch API v2 subset)", lifespan=lifespan)
