@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -187,9 +188,15 @@ def upload(
     url = api_url or running_stack_env(get_settings().data_dir).get("VERBATIM_API_URL", "http://127.0.0.1:8000")
     import httpx
 
+    # The file's digest as Idempotency-Key: running the same upload again returns the same session.
+    digest = hashlib.sha256()
+    with open(file, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
     try:
         with ApiClient(url, token) as c:
-            session = c.upload(file, client, session_type=session_type, consent_method=consent_method)
+            session = c.upload(file, client, session_type=session_type, consent_method=consent_method,
+                               idempotency_key=f"sha256-{digest.hexdigest()}")
     except httpx.HTTPStatusError as exc:
         console.print(f"[red]upload refused ({exc.response.status_code}):[/red] {exc.response.text}")
         raise typer.Exit(1) from exc
