@@ -1,0 +1,31 @@
+"""`verbatim up`'s supervisor: a child that dies is restarted; stop leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from verbatim.config import load_settings
+from verbatim.embedded import free_port
+from verbatim.stack import Servers, Stack, running_stack_env
+
+
+def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, redis_url: str, data_dir: Path) -> None:
+    settings = load_settings(database_url=database_url, redis_url=redis_url, data_dir=data_dir,
+                             api_port=free_port(), asr_port=free_port())
+    stack = Stack(settings, Servers(database_url, redis_url), data_dir / "logs", workers=1)
+    try:
+        stack.start()
+        assert running_stack_env(data_dir)["VERBATIM_API_URL"] == stack.api_url
+        worker = next(c for c in stack.children if c.name == "worker-1")
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+        worker.proc.wait(10)
+        assert stack.respawn_exited() == ["worker-1 (exit -9)"]
+        assert {c.name for c in stack.children} == {"asr-server", "api", "worker-1", "analysis-worker", "beat"}
+        stack.wait_worker("capture-1")
+    finally:
+        procs = [c.proc for c in stack.children]
+        stack.stop()
+    assert all(p.poll() is not None for p in procs)
+    assert running_stack_env(data_dir) == {}
