@@ -16,6 +16,16 @@ from sqlalchemy.orm import sessionmaker
 
 _engines: dict[tuple[int, str], Engine] = {}
 
+# A hung server must not hang a run forever: connect and statements are bounded. And a process
+# paused inside a transaction (GC, SIGSTOP, a zombie run) must not hold a session's row lock
+# forever: PostgreSQL ends such a session after 10 s idle in a transaction (our transactions never
+# wait on anything but the database), so the newer run's fenced UPDATE goes through and the
+# zombie's COMMIT fails.
+CONNECT_ARGS = {
+    "connect_timeout": 10,
+    "options": "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=10000",
+}
+
 
 def engine(url: str) -> Engine:
     """This process's engine for ``url`` (pool_pre_ping: survives a PostgreSQL restart)."""
@@ -28,8 +38,7 @@ def engine(url: str) -> Engine:
             pool_size=5,
             max_overflow=5,
             pool_recycle=1800,
-            # a hung server must not hang a run forever: connect and statements are bounded
-            connect_args={"connect_timeout": 10, "options": "-c statement_timeout=30000"},
+            connect_args=CONNECT_ARGS,
         )
         _engines[key] = eng
     return eng

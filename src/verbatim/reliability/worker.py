@@ -46,6 +46,7 @@ from prometheus_client import Counter, Histogram
 from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.orm import Session as OrmSession
 
+from verbatim.db.engine import CONNECT_ARGS
 from verbatim.db.engine import engine as shared_engine
 from verbatim.db.models import Session
 from verbatim.polish.base import Turn
@@ -110,7 +111,7 @@ def dedicated_engine(database_url: str, s: ReliabilitySettings) -> Engine:
         pool_recycle=s.db_pool_recycle,
         pool_timeout=s.db_pool_timeout,
         # a hung server must not hang an analysis thread forever
-        connect_args={"connect_timeout": 10, "options": "-c statement_timeout=30000"},
+        connect_args=CONNECT_ARGS,
     )
 
 
