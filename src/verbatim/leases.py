@@ -83,10 +83,6 @@ class Lease:
         if self._lost.is_set():
             raise LeaseLost(f"lease {self.key} is no longer ours")
 
-    @property
-    def lost(self) -> bool:
-        return self._lost.is_set()
-
     def release(self) -> bool:
         """Stop the heartbeat and delete the lease if still ours (compare-and-DEL). True if deleted."""
         self._stop.set()

@@ -6,6 +6,7 @@ last run left — audio, a vendor job id, saved speaker turns — and continues 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from enum import StrEnum
@@ -177,7 +178,7 @@ def _checkpoint_or_resubmit(ctx: RunContext, ticket: RunTicket, lease: Lease, jo
         log.warning("vendor_job_lost_audio_kept", job_id=job_id)
         ctx.repo.mark_vendor_deleted(job_id, "lost")
         ctx.repo.clear_vendor_job(ticket.session_id, ticket.fence)
-        fresh = RunTicket(**{**ticket.__dict__, "vendor_job_id": None})
+        fresh = dataclasses.replace(ticket, vendor_job_id=None)
         return checkpoint(ctx, ticket, lease, recognize(ctx, fresh, lease))
 
 
@@ -217,4 +218,4 @@ def _after_release(ctx: RunContext, ticket: RunTicket, outcome: Outcome) -> None
     elif outcome in (Outcome.FAILED, Outcome.INTERRUPTED, Outcome.BLOCKED):
         row = ctx.repo.get(sid)
         ctx.notifier.send(f"session_{row.status}", sid, run=ticket.run, failure_code=row.failure_code)
-    log.info("run_finished", outcome=outcome.value, at=time.time())
+    log.info("run_finished", outcome=outcome.value)
