@@ -1,4 +1,4 @@
-# One image for every role; the command picks it (api, worker, beat, asr-server, migrate).
+# One image for every role; the command picks it (api, worker, sweeper, asr-server, migrate).
 FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \

@@ -86,7 +86,9 @@ def publish_sessions(database_url: str, n: int, n_turns: int, seed: int) -> tupl
             db.add(Session(id=sid, therapist_id=therapist_id, clinic_id=clinic_id, status="publishing",
                            client_ids=["client-a"], recorded_at=datetime.now(UTC), session_type="individual",
                            audio_sha256="0" * 64, audio_bytes=1, audio_duration_s=raw[-1]["end_s"],
-                           audio_format="wav", runs=1, fence=1, raw_turns=raw))
+                           audio_format="wav", raw_turns=raw))
+            db.flush()
+            repo.runs.count(db, sid, 60.0, 86400.0)  # run 1, fence 1
         shown = polisher.readability([{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw])
         roles = speaker_roles(shown, ["client-a"], rule_therapist(shown), None)
         repo.publish(sid, 1, 1, split_per_client(shown, ["client-a"], roles), True, shown)

@@ -1,11 +1,13 @@
 """Benchmark: time from SIGKILL of the worker running a session to that session running again.
 
-Production defaults (lease 60 s, heartbeat 15 s, sweep every 60 s) and the test timings
-(lease 4 s, heartbeat 1 s, sweep 1 s); 3 kills each, median printed. The killed worker is
-replaced at once (as an orchestrator would); the session runs again when its lease has
-expired and the stalled-session sweep has re-queued it — never waiting for the broker's
+Production defaults (lease 60 s, heartbeat 15 s, sweep tick 2 s): 6 kills; test timings
+(lease 4 s, heartbeat 1 s, tick 0.5 s): 3 kills. Every other kill comes right after the same
+worker finished another session. The killed worker is replaced at once (as an orchestrator
+would); the session runs again when its lease has expired and the sweep process, looking at
+its due time at the lease's expiry, has re-queued it — never waiting for the broker's
 visibility timeout (3 h here, 1 h by Celery's default). Prints figures, asserts nothing.
-Last line: one JSON object.
+Last line: one JSON object (``recovery_max_s`` is the slowest production kill: at most
+lease TTL + 10 s is the promise).
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ from verbatim.client import ApiClient
 from verbatim.demo import samples_dir
 from verbatim.stack import Stack, ensure_servers, settings_for_stack
 
-TEST_TIMINGS = {"VERBATIM_LEASE_TTL_S": "4", "VERBATIM_HEARTBEAT_S": "1", "VERBATIM_SWEEP_INTERVAL_S": "1"}
-KILLS = 3
+TEST_TIMINGS = {"VERBATIM_LEASE_TTL_S": "4", "VERBATIM_HEARTBEAT_S": "1", "VERBATIM_SWEEP_TICK_S": "0.5"}
 
 
-def measure(env: dict[str, str]) -> list[float]:
+def measure(env: dict[str, str], kills: int) -> list[float]:
     """Seconds from SIGKILL to the next run's start, for KILLS kills."""
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -40,10 +41,16 @@ def measure(env: dict[str, str]) -> list[float]:
     try:
         stack.start()
         asr = f"http://127.0.0.1:{stack.asr_port}/_faults"
-        httpx.post(f"{asr}/hold", json={"hold": True}).raise_for_status()  # keep each run polling
         token = create_token(servers.database_url, therapist="Bench", clinic="Bench", expires_in_days=1)
         with ApiClient(stack.api_url, token) as api:
-            for _ in range(KILLS):
+            for k in range(kills):
+                if k % 2:
+                    # The worker finishes another session first: the kill lands right after it.
+                    httpx.post(f"{asr}/hold", json={"hold": False}).raise_for_status()
+                    done = api.upload(samples_dir() / "jfk.wav", ["c"])["id"]
+                    while api.session(done)["status"] not in ("ready", "failed"):
+                        time.sleep(0.2)
+                httpx.post(f"{asr}/hold", json={"hold": True}).raise_for_status()  # keep the run polling
                 sid = api.upload(samples_dir() / "jfk.wav", ["c"])["id"]
                 while api.session(sid)["status"] != "recognizing":
                     time.sleep(0.2)
@@ -72,15 +79,18 @@ def measure(env: dict[str, str]) -> list[float]:
 
 
 def main() -> None:
-    print("test timings (lease 4 s, heartbeat 1 s, sweep 1 s):")
-    fast = measure(TEST_TIMINGS)
-    print("production defaults (lease 60 s, heartbeat 15 s, sweep 60 s):")
-    prod = measure({})
+    print("test timings (lease 4 s, heartbeat 1 s, sweep tick 0.5 s):")
+    fast = measure(TEST_TIMINGS, 3)
+    print("production defaults (lease 60 s, heartbeat 15 s, sweep tick 2 s):")
+    prod = measure({}, 6)
     print(f"median recovery: production {statistics.median(prod):.1f} s, test timings {statistics.median(fast):.1f} s")
+    print(f"slowest production recovery: {max(prod):.1f} s (lease TTL 60 s + 10 s = 70 s is the bound)")
     print("baseline (queue alone): the message waits for the broker's visibility timeout, 3600 s by "
           f"Celery's default → ratio {3600 / statistics.median(prod):.0f}x faster")
-    print(json.dumps({"recovery_median_s": round(statistics.median(prod), 1),
-                      "recovery_test_timings_median_s": round(statistics.median(fast), 1), "kills": KILLS * 2}))
+    print(json.dumps({"recovery_median_s": round(statistics.median(prod), 1), "recovery_max_s": round(max(prod), 1),
+                      "kills_production": len(prod),
+                      "recovery_test_timings_median_s": round(statistics.median(fast), 1),
+                      "kills": len(prod) + len(fast)}))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -43,13 +44,16 @@ FAST = {
     "recognizer_poll_max_s": 0.5,
     "recognizer_request_timeout_s": 3.0,
     "recognizer_retry_budget_s": 15.0,
-    "queue_marker_ttl_s": 60.0,
+    "stall_s": 3.0,
+    "retry_later_s": 1.0,
+    "sweep_tick_s": 0.5,
+    "outbox_backoff_max_s": 1.0,
     "orphan_audio_grace_s": 3600.0,
     "drain_s": 2.0,
     "shutdown_window_s": 30.0,
     "teardown_budget_s": 5.0,
     "teardown_attempt_timeout_s": 1.0,
-    "webhook_budget_s": 2.0,
+    "webhook_timeout_s": 2.0,
 }
 
 
@@ -213,6 +217,10 @@ class AsrServer:
         response = httpx.post(f"{self.url}/_faults/{path}", json=body, timeout=5)
         response.raise_for_status()
         return response.json()  # type: ignore[no-any-return]
+
+    def last_config(self) -> dict[str, Any]:
+        """The job config of the last submission (what the capture run asked the recognizer for)."""
+        return httpx.get(f"{self.url}/_faults/last_config", timeout=5).json()  # type: ignore[no-any-return]
 
     def submissions(self) -> dict[str, int]:
         return httpx.get(f"{self.url}/_faults/submissions", timeout=5).json()  # type: ignore[no-any-return]

@@ -10,8 +10,9 @@ from sqlalchemy import select
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent
+from verbatim.db.repo import Repo
 from verbatim.errors import IllegalTransition, NotFound
-from verbatim.runtime import make_queue, redis_client, require_urls
+from verbatim.runtime import make_queue, require_urls
 from verbatim.states import SessionStatus, check_transition
 
 
@@ -26,15 +27,18 @@ def list_sessions(database_url: str, status: str | None = None, limit: int = 200
 
 def show_session(database_url: str, session_id: uuid.UUID) -> dict[str, Any]:
     """The session's bookkeeping and event log (no transcript text, no client ids)."""
+    repo = Repo(database_url)
     with db_session(database_url) as db:
         row = db.get(Session, session_id)
         if row is None:
             raise NotFound(f"no session {session_id}")
+        run = repo.runs.state_in(db, session_id)
         events = db.execute(
             select(SessionEvent).where(SessionEvent.session_id == session_id).order_by(SessionEvent.id)
         ).scalars()
         return {
-            "id": str(row.id), "status": row.status, "runs": row.runs, "fence": row.fence,
+            "id": str(row.id), "status": row.status, "runs": run.runs, "fence": run.fence,
+            "due_at": run.due_at.isoformat() if run.due_at else None,
             "polished": row.polished, "failure_code": row.failure_code, "vendor_job_id": row.vendor_job_id,
             "has_audio": row.audio_path is not None, "checkpointed": row.raw_turns is not None,
             "events": [{"run": e.run, "kind": e.kind, "failure_code": e.failure_code,
@@ -44,8 +48,12 @@ def show_session(database_url: str, session_id: uuid.UUID) -> dict[str, Any]:
 
 def retry_session(settings: Settings, session_id: uuid.UUID) -> None:
     """Move a blocked session back to queued (guarded) and enqueue it; raises IllegalTransition otherwise."""
-    database_url, redis_url = require_urls(settings)
+    database_url, _ = require_urls(settings)
+    repo = Repo(database_url)
     with db_session(database_url) as db:
+        # Lock order: the run row first, then the session. Due at once (if the message below is
+        # lost, the sweep process sends it within a tick), with a fresh deadline.
+        repo.runs.ensure(db, session_id, settings.session_deadline_s, 0.0, reset_deadline=True)
         row = db.get(Session, session_id, with_for_update=True)
         if row is None:
             raise NotFound(f"no session {session_id}")
@@ -55,4 +63,4 @@ def retry_session(settings: Settings, session_id: uuid.UUID) -> None:
         row.status = SessionStatus.QUEUED.value
         row.failure_code = None
         row.failure_detail = None
-    make_queue(settings, redis_client(redis_url)).enqueue(session_id)
+    make_queue(settings).enqueue(session_id)

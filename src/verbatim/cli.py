@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import time
 import uuid
@@ -137,7 +136,7 @@ def worker(name: Annotated[str, typer.Option(help="Worker node name")] = "captur
     from workers.app import app as celery
 
     celery.worker_main(
-        ["worker", "--pool", "solo", "--concurrency", "1", "-Q", "capture,sweeps", "-n", f"{name}@%h",
+        ["worker", "--pool", "solo", "--concurrency", "1", "-Q", "capture", "-n", f"{name}@%h",
          "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
     )
 
@@ -156,19 +155,21 @@ def analysis_worker(
 
 
 @app.command()
-def beat() -> None:
-    """Run Celery beat, which schedules the sweeps every VERBATIM_SWEEP_INTERVAL_S seconds."""
+def sweeper() -> None:
+    """Run the sweep process: due runs and the outbox every VERBATIM_SWEEP_TICK_S seconds, the periodic
+    sweeps every VERBATIM_SWEEP_INTERVAL_S seconds, until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from verbatim.pipeline.sweeps import run_forever
+    from verbatim.runtime import build_context
+
     _configure_logs()
     _urls()
-    from workers.app import app as celery
-
-    schedule = get_settings().data_dir / f"beat-schedule-{os.getpid()}"
-    schedule.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        celery.start(["beat", "--loglevel", "WARNING", "-s", str(schedule)])
-    finally:
-        for leftover in schedule.parent.glob(schedule.name + "*"):
-            leftover.unlink(missing_ok=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    run_forever(build_context(get_settings()), stop)
 
 
 @app.command()
@@ -255,12 +256,15 @@ def token_revoke(token: str) -> None:
 def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Only this status")] = None) -> None:
     """List sessions (most recently updated first), optionally by status."""
     from verbatim.admin import list_sessions
+    from verbatim.durable.store import RunStore
 
     table = Table("status", "runs", "failure_code", "updated")
     table.add_column("id", no_wrap=True, min_width=36)
-    for row in list_sessions(_urls()[0], status.value if status else None):
-        table.add_row(row.status, str(row.runs), row.failure_code or "", row.updated_at.strftime("%Y-%m-%d %H:%M"),
-                      str(row.id))
+    database_url = _urls()[0]
+    runs = RunStore(database_url, "capture")
+    for row in list_sessions(database_url, status.value if status else None):
+        table.add_row(row.status, str(runs.count_of(row.id)), row.failure_code or "",
+                      row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
     console.print(table)
 
 

@@ -69,11 +69,27 @@ class Settings(BaseSettings):
     max_runs: int = Field(5, ge=1, description="Runs past this fail the session as `interrupted`")
     polished_runs: int = Field(3, ge=1, description="Runs past this publish without model passes")
 
-    # --- sweeps (Celery beat) -----------------------------------------------------------
-    sweep_interval_s: float = Field(60.0, gt=0, description="How often beat runs the sweeps")
-    queue_marker_ttl_s: float = Field(
-        2 * 3600.0, gt=0, description="A queued session not started within this is re-queued"
+    retry_later_s: float = Field(
+        30.0, gt=0, description="A run that ended on a transient fault (refunded) is due again after this"
     )
+    session_deadline_s: float = Field(
+        24 * 3600.0, gt=0,
+        description="Wall-clock bound per session from upload: past it the session fails as `deadline_exceeded`",
+    )
+
+    # --- the sweep process (verbatim sweeper) ----------------------------------------------
+    sweep_tick_s: float = Field(
+        2.0, gt=0, description="How often the sweep process looks at due runs and the outbox"
+    )
+    stall_s: float = Field(
+        180.0, gt=0,
+        description="A session with work outstanding, no lease and no write for this long is re-queued "
+        "(also how long a queued message may wait before it is sent again)",
+    )
+    sweep_interval_s: float = Field(
+        60.0, gt=0, description="How often the periodic sweeps run (stranded vendor jobs, orphan audio)"
+    )
+    outbox_backoff_max_s: float = Field(60.0, gt=0, description="Longest wait between two attempts of an outbox item")
     vendor_job_max_age_s: float = Field(6 * 3600.0, gt=0, description="Unreferenced vendor jobs older → deleted")
     orphan_audio_grace_s: float = Field(3600.0, gt=0, description="Audio with no live session older → deleted")
 
@@ -98,7 +114,7 @@ class Settings(BaseSettings):
     # --- notifications -------------------------------------------------------------------
     webhook_url: str | None = Field(None, description="POSTed on transcript ready / session failed")
     webhook_secret: str | None = Field(None, description="HMAC-SHA256 key for the X-Verbatim-Signature header")
-    webhook_budget_s: float = Field(30.0, gt=0)
+    webhook_timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout of a webhook delivery")
 
     # --- workers -------------------------------------------------------------------------
     metrics_port: int | None = Field(None, description="Prometheus port of a capture worker (None: off)")
@@ -127,6 +143,11 @@ class Settings(BaseSettings):
             )
         if self.polisher == "openai" and not self.llm_base_url:
             raise ValueError("polisher=openai needs VERBATIM_LLM_BASE_URL")
+        if self.sweep_tick_s * 2 > self.lease_ttl_s:
+            raise ValueError(
+                f"sweep_tick_s={self.sweep_tick_s} must be at most half of lease_ttl_s={self.lease_ttl_s}: "
+                "a dead run is found within a tick of its lease's expiry"
+            )
         if self.recognizer_poll_min_s > self.recognizer_poll_max_s:
             raise ValueError("recognizer_poll_min_s must not exceed recognizer_poll_max_s")
         return self

@@ -18,6 +18,8 @@ POINTS = (
     "mid_poll",  # waiting for the vendor
     "after_turns_fetched",  # turns in memory, checkpoint not yet written
     "after_checkpoint",  # checkpoint committed, vendor copy not yet deleted
+    "mid_vendor_delete",  # the outbox is deleting the vendor copy (checkpoint committed)
+    "after_failure_recorded",  # failure committed, its clean-up (vendor, audio, webhook) not yet tried
     "mid_polish",  # model passes running
     "after_publish",  # transcript committed, lease not yet released
 )

@@ -51,7 +51,7 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
         if not f.is_file():
             console.print(f"[red]no such file: {f}[/red]")
             return 2
-    console.print("starting the recognizer service, API, two capture workers and beat…")
+    console.print("starting the recognizer service, API, two capture workers and the sweep process…")
     with local_stack(settings_for_stack(), console.print) as stack:
         token = create_token(stack.servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic",
                              expires_in_days=1)

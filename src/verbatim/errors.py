@@ -101,6 +101,10 @@ class RecognizerJobLost(RecognizerError):
     failure_code = "recognizer_job_lost"
 
 
+class NotificationFailed(VerbatimError):
+    """Raised when a webhook endpoint did not acknowledge a delivery (the outbox retries it)."""
+
+
 class PolishError(VerbatimError):
     """Raised when a polish (model) pass fails; publish falls back to the transcript as heard."""
 

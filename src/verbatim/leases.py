@@ -9,6 +9,7 @@ that is no longer its own.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from types import TracebackType
 
@@ -41,23 +42,29 @@ class Lease:
     """One run's lease on one session.
 
     ``acquire()`` → bool; while held, a daemon thread renews it every ``heartbeat_s``
-    seconds. ``check()`` raises LeaseLost once a renewal found the lease gone or not ours.
+    seconds. ``check()`` raises LeaseLost once a renewal found the lease gone or not ours —
+    or once no renewal has succeeded for a whole TTL (Redis unreachable): the lease may then
+    have expired in Redis and been taken, so the run fails closed (monotonic clock).
     """
 
-    def __init__(self, client: redis.Redis, session_id: uuid.UUID | str, ttl_s: float, heartbeat_s: float):
+    def __init__(self, client: redis.Redis, session_id: uuid.UUID | str, ttl_s: float, heartbeat_s: float,
+                 key: str | None = None):
         self._redis = client
-        self.key = keys.lease(session_id)
+        self.key = key or keys.lease(session_id)
         self.token = uuid.uuid4().hex  # a new token per run
         self._ttl_ms = int(ttl_s * 1000)
         self._heartbeat_s = heartbeat_s
         self._stop = threading.Event()
         self._lost = threading.Event()
         self._thread: threading.Thread | None = None
+        self._confirmed = 0.0  # time.monotonic() just before the last SET/renewal that succeeded
 
     def acquire(self) -> bool:
         """Take the lease if nobody holds it; start the heartbeat. False when held by another run."""
+        sent = time.monotonic()
         if not self._redis.set(self.key, self.token, nx=True, px=self._ttl_ms):
             return False
+        self._confirmed = sent
         self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.key}", daemon=True)
         self._thread.start()
         return True
@@ -66,8 +73,13 @@ class Lease:
         while not self._stop.wait(self._heartbeat_s):
             try:
                 renewed = self.renew()
-            except redis.RedisError:
-                # Redis briefly unreachable: keep trying until the TTL would have run out.
+            except redis.RedisError as exc:
+                # Redis briefly unreachable: keep trying until the TTL would have run out, then
+                # give up — past that point the lease may belong to a newer run.
+                if self.expired():
+                    self._lost.set()
+                    log.warning("lease_lost", key=self.key, reason="redis_unreachable", error=type(exc).__name__)
+                    return
                 continue
             if not renewed:
                 self._lost.set()
@@ -76,11 +88,20 @@ class Lease:
 
     def renew(self) -> bool:
         """Extend the lease by its TTL if it is still ours (compare-and-PEXPIRE)."""
-        return bool(self._redis.eval(_RENEW, 1, self.key, self.token, self._ttl_ms))
+        sent = time.monotonic()
+        renewed = bool(self._redis.eval(_RENEW, 1, self.key, self.token, self._ttl_ms))
+        if renewed:
+            self._confirmed = sent
+        return renewed
+
+    def expired(self) -> bool:
+        """Whether a whole TTL has passed since the last confirmed SET or renewal (seconds, monotonic)."""
+        return time.monotonic() - self._confirmed >= self._ttl_ms / 1000
 
     def check(self) -> None:
-        """Raise LeaseLost if a heartbeat found the lease expired or taken by another run."""
-        if self._lost.is_set():
+        """Raise LeaseLost if a heartbeat found the lease expired or taken, or no renewal succeeded for a TTL."""
+        if self._lost.is_set() or self.expired():
+            self._lost.set()
             raise LeaseLost(f"lease {self.key} is no longer ours")
 
     def release(self) -> bool:

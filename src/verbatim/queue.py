@@ -1,24 +1,21 @@
 """Putting a session on the capture queue (the Celery broker), without knowing the tasks.
 
-Enqueue sets ``queued:{session}`` first, so the stalled-session sweep can tell "waiting in
-the queue" from "lost": if Redis is flushed, marker and message vanish together and the
-sweep re-queues; if the send fails, the marker is removed (or expires) and the sweep
-re-queues.
+The queue only carries "start a run now". When to look at a session again (a message lost
+with a flushed Redis, a retry after a transient fault, a run killed outright) is the due
+time in PostgreSQL (``durable_runs.due_at``), scanned by the sweep process: no queue
+markers, no countdown messages (Celery's Redis transport holds ETA messages in a busy
+worker's prefetch, where they cannot fire).
 """
 
 from __future__ import annotations
 
 import uuid
 
-import redis
 from celery import Celery
 
 from verbatim import keys
 
 CAPTURE_TASK = "verbatim.capture"
-SWEEP_TASK = "verbatim.sweep"
-SWEEP_QUEUE = "sweeps"
-RECHECK_TASK = "verbatim.recheck"
 
 
 def celery_app(broker_url: str) -> Celery:
@@ -49,32 +46,9 @@ def celery_app(broker_url: str) -> Celery:
 class CaptureQueue:
     """Producer side of the capture queue."""
 
-    def __init__(self, celery_app: Celery, client: redis.Redis, marker_ttl_s: float):
+    def __init__(self, celery_app: Celery):
         self._app = celery_app
-        self._redis = client
-        self._marker_ttl_ms = int(marker_ttl_s * 1000)
 
-    def enqueue(self, session_id: uuid.UUID, countdown_s: float | None = None) -> None:
+    def enqueue(self, session_id: uuid.UUID) -> None:
         """Queue one capture run for the session. Raises redis/kombu errors if the broker is down."""
-        marker = keys.queued(session_id)
-        self._redis.set(marker, "1", px=self._marker_ttl_ms + int((countdown_s or 0) * 1000))
-        try:
-            self._app.send_task(
-                CAPTURE_TASK, args=[str(session_id)], queue=keys.CAPTURE_QUEUE, countdown=countdown_s,
-                retry=False,
-            )
-        except Exception:
-            self._redis.delete(marker)
-            raise
-
-    def recheck_at_lease_expiry(self, session_id: uuid.UUID, in_s: float) -> None:
-        """Schedule a one-session stall check ``in_s`` seconds from now (when its lease would expire)."""
-        self._app.send_task(RECHECK_TASK, args=[str(session_id)], queue=SWEEP_QUEUE, countdown=in_s, retry=False)
-
-    def is_queued(self, session_id: uuid.UUID) -> bool:
-        """Whether a capture message for the session is (believed) waiting in the queue."""
-        return bool(self._redis.exists(keys.queued(session_id)))
-
-    def started(self, session_id: uuid.UUID) -> None:
-        """A run picked the message up: the session is no longer waiting in the queue."""
-        self._redis.delete(keys.queued(session_id))
+        self._app.send_task(CAPTURE_TASK, args=[str(session_id)], queue=keys.CAPTURE_QUEUE, retry=False)

@@ -103,6 +103,8 @@ class LockedUpload:
         """
         self.sync()
         os.replace(self.store.data_path(self.info.id), target)
+        # rename keeps the last PATCH's mtime: the orphan sweep's grace must count from now.
+        os.utime(target)
         fsync_dir(target.parent)
         fsync_dir(self.store.folder)
         self.store.info_path(self.info.id).unlink(missing_ok=True)

@@ -6,7 +6,9 @@ import redis
 
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
+from verbatim.durable.outbox import Outbox
 from verbatim.errors import ConfigError
+from verbatim.pipeline.cleanup import Cleanup
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.notify import Notifier
 from verbatim.polish.base import Polisher
@@ -57,22 +59,34 @@ def make_recognizer(settings: Settings) -> Recognizer:
     )
 
 
-def make_queue(settings: Settings, client: redis.Redis) -> CaptureQueue:
+def make_queue(settings: Settings) -> CaptureQueue:
     _, redis_url = require_urls(settings)
-    return CaptureQueue(celery_app(redis_url), client, settings.queue_marker_ttl_s)
+    return CaptureQueue(celery_app(redis_url))
+
+
+def make_cleanup(settings: Settings, repo: Repo, recognizer: Recognizer, volume: AudioVolume) -> Cleanup:
+    """The outbox's handlers for this process."""
+    # A claimed item is hidden for one attempt's longest wait (plus margin): if the process that
+    # claimed it dies, the item comes back that soon.
+    claim_s = max(settings.recognizer_request_timeout_s, settings.webhook_timeout_s) + 5.0
+    box = Outbox(repo.url, backoff_max_s=settings.outbox_backoff_max_s, claim_s=claim_s)
+    return Cleanup(repo, box, recognizer, volume,
+                   Notifier(settings.webhook_url, settings.webhook_secret, settings.webhook_timeout_s))
 
 
 def build_context(settings: Settings) -> RunContext:
     """Everything a capture run or a sweep needs, for this process."""
     database_url, redis_url = require_urls(settings)
-    client = redis_client(redis_url)
+    repo = Repo(database_url, webhooks=bool(settings.webhook_url))
+    recognizer = make_recognizer(settings)
+    volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
     return RunContext(
         settings=settings,
-        repo=Repo(database_url),
-        redis=client,
-        recognizer=make_recognizer(settings),
+        repo=repo,
+        redis=redis_client(redis_url),
+        recognizer=recognizer,
         polisher=make_polisher(settings),
-        volume=AudioVolume(settings.audio_dir, settings.incoming_dir),
-        queue=make_queue(settings, client),
-        notifier=Notifier(settings.webhook_url, settings.webhook_secret, settings.webhook_budget_s),
+        volume=volume,
+        queue=make_queue(settings),
+        cleanup=make_cleanup(settings, repo, recognizer, volume),
     )

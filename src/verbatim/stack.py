@@ -1,8 +1,8 @@
 """Run the whole stack on one machine: ``verbatim up`` and ``verbatim demo``.
 
 Starts (or uses) PostgreSQL and Redis, migrates, then runs the local recognizer service,
-the API, two capture workers and beat as child processes, each in its own process group,
-and stops them in order: API first (no new sessions), workers (SIGTERM: drain), beat,
+the API, two capture workers and the sweep process as child processes, each in its own process group,
+and stops them in order: API first (no new sessions), workers (SIGTERM: drain), the sweep process,
 recognizer, then the embedded servers.
 """
 
@@ -137,14 +137,14 @@ class Stack:
         return restarted
 
     def start(self) -> None:
-        """Migrate, then start recognizer, API, workers and beat; wait until the HTTP ones answer."""
+        """Migrate, then start recognizer, API, workers and the sweep process; wait until the HTTP ones answer."""
         upgrade(self.servers.database_url)
         self.spawn("asr-server", "asr-server")
         self.spawn("api", "api")
         for i in range(1, self.workers + 1):
             self.spawn(f"worker-{i}", "worker", "--name", f"capture-{i}")
         self.spawn("analysis-worker", "analysis-worker")
-        self.spawn("beat", "beat")
+        self.spawn("sweeper", "sweeper")
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
         self.wait_http(f"{self.api_url}/readyz", "api")
         self.write_env_file()
@@ -204,11 +204,11 @@ class Stack:
     def stop(self) -> None:
         """Stop role by role, each group after the previous one has exited: the API (no new
         sessions), then the workers (they drain: a run past the drain window saves, keeps the
-        vendor's copy and re-queues), then beat, then the recognizer — last, so no running job
+        vendor's copy and re-queues), then the sweep process, then the recognizer — last, so no running job
         loses its recognizer while a worker still waits on it."""
         drain_s = float(os.environ.get("VERBATIM_DRAIN_S", LOCAL_DRAIN_S))
         worker_wait = drain_s + self.settings.teardown_budget_s + 10
-        for role, wait_s in (("api", 15.0), ("worker", worker_wait), ("analysis", 75.0), ("beat", 10.0),
+        for role, wait_s in (("api", 15.0), ("worker", worker_wait), ("analysis", 75.0), ("sweeper", 10.0),
                              ("asr", 15.0)):
             group = [c for c in self.children if c.name.split("-")[0] == role]
             for child in group:

@@ -36,6 +36,8 @@ class AudioVolume:
             os.fsync(fh.fileno())
         final = self.path_for(session_id)
         os.replace(incoming, final)
+        # The orphan grace counts from arrival here, not from the last byte written upstream.
+        os.utime(final)
         fsync_dir(self.audio_dir)
         return final
 
@@ -49,6 +51,15 @@ class AudioVolume:
             return False
         fsync_dir(Path(path).parent)
         return True
+
+    def delete_stale(self, path: Path, age_s: float) -> bool:
+        """Delete ``path`` only if it is still unchanged for ``age_s`` seconds (checked again right now)."""
+        try:
+            if path.stat().st_mtime >= time.time() - age_s:
+                return False
+        except FileNotFoundError:
+            return False
+        return self.delete(path)
 
     def older_than(self, folder: Path, age_s: float) -> list[Path]:
         """Files in ``folder`` last modified more than ``age_s`` seconds ago."""

@@ -1,4 +1,4 @@
-"""Fault drills with real processes: capture workers and beat as subprocesses, killed with real signals."""
+"""Fault drills with real processes: capture workers and the sweep process as subprocesses, killed with real signals."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import settings_env
+from tests.factories import SessionView, view
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
 from verbatim.runtime import make_queue, redis_client
@@ -53,7 +54,7 @@ class Proc:
 
 
 class Cluster:
-    """Workers and beats for one test, all with the test's settings (plus per-process extras)."""
+    """Workers and sweep processes for one test, all with the test's settings (plus per-process extras)."""
 
     def __init__(self, settings: Settings, log_dir: Path):
         self.settings = settings
@@ -61,7 +62,7 @@ class Cluster:
         self.procs: list[Proc] = []
         self.repo = Repo(settings.database_url or "")
         self.redis = redis_client(settings.redis_url or "")
-        self.queue = make_queue(settings, self.redis)
+        self.queue = make_queue(settings)
 
     def env(self, **extra: object) -> dict[str, str]:
         env = settings_env(self.settings)
@@ -74,9 +75,9 @@ class Cluster:
         self.procs.append(proc)
         return proc
 
-    def beat(self, **extra: object) -> Proc:
-        name = f"beat-{len(self.procs)}"
-        proc = Proc(name, ["beat"], self.env(**extra), self.log_dir / f"{name}.log")
+    def sweeper(self, **extra: object) -> Proc:
+        name = f"sweeper-{len(self.procs)}"
+        proc = Proc(name, ["sweeper"], self.env(**extra), self.log_dir / f"{name}.log")
         self.procs.append(proc)
         return proc
 
@@ -88,6 +89,10 @@ class Cluster:
             time.sleep(0.2)
         logs = "\n".join(f"--- {p.name}\n{p.log.read_text(errors='replace')[-3000:]}" for p in self.procs)
         raise AssertionError(f"timed out after {timeout_s} s waiting for {what}\n{logs}")
+
+    def view(self, sid: uuid.UUID) -> SessionView:
+        """The session with its capture run's count and fencing token."""
+        return view(self.repo, sid)
 
     def status(self, sid: uuid.UUID) -> str:
         return self.repo.get(sid).status

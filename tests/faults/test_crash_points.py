@@ -30,6 +30,7 @@ POINTS = {
     "mid_poll": 2,
     "after_turns_fetched": 2,
     "after_checkpoint": 2,
+    "mid_vendor_delete": 2,
     "mid_polish": 2,
     "after_publish": 1,
 }
@@ -76,9 +77,9 @@ def test_sigkill_at_crash_point_recovers(
         cluster.wait_for(lambda: not first.alive(), 60, f"the worker to die at {point}")
         assert marker.exists()
         cluster.worker(crash_point=point, crash_marker=marker)  # armed too: fires at most once
-        cluster.beat()
+        cluster.sweeper()
         assert cluster.wait_status(sid, {"ready", "failed"}, 90) == "ready"
-        row = cluster.repo.get(sid)
+        row = cluster.view(sid)
         assert row.runs == POINTS[point]
         assert row.polished is True
         assert published(settings.database_url or "", sid) == expected
@@ -87,6 +88,38 @@ def test_sigkill_at_crash_point_recovers(
         cluster.wait_for(
             lambda: all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs()),
             30, "the vendor job to be deleted by the run or the stranded-job sweep",
+        )
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.faults
+def test_sigkill_between_the_failure_write_and_its_clean_up(
+    database_url: str, redis_url: str, asr: AsrServer, data_dir: Path
+) -> None:
+    """The failure is committed with its clean-up queued; the worker dies before trying any of it:
+    the sweep process deletes the vendor job and the audio, and nothing is left."""
+    settings = make_settings(database_url, redis_url, asr, data_dir)
+    logs = data_dir / "logs"
+    logs.mkdir()
+    cluster = Cluster(settings, logs)
+    marker = data_dir / "crashed"
+    try:
+        asr.fault("reject_next", count=1)
+        worker = cluster.worker(crash_point="after_failure_recorded", crash_marker=marker)
+        sid = new_session(settings, CLIP)
+        cluster.queue.enqueue(sid)
+        cluster.wait_for(lambda: not worker.alive(), 60, "the worker to die after recording the failure")
+        row = cluster.view(sid)
+        assert (row.status, row.failure_code, row.vendor_job_id, row.audio_path) == (
+            "failed", "audio_rejected", None, None)
+        assert asr.submissions().get(str(sid)) == 1 and any(
+            j.get("tracking", {}).get("reference") == str(sid) for j in asr.jobs())  # nothing deleted yet
+        cluster.sweeper()
+        cluster.wait_for(
+            lambda: all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs())
+            and not settings.audio_dir.joinpath(f"{sid}.audio").exists(),
+            60, "the sweep process to delete the vendor job and the audio",
         )
     finally:
         cluster.stop()

@@ -1,5 +1,5 @@
 """Deploys and server faults with real processes: rolling restarts, Redis flushed or restarted,
-PostgreSQL restarted, two beats, a teardown slower than its budget."""
+PostgreSQL restarted, two sweep processes, a teardown slower than its budget."""
 
 from __future__ import annotations
 
@@ -63,12 +63,12 @@ def test_rolling_deploy_under_load_loses_nothing(database_url: str, redis_url: s
     try:
         cluster.worker()
         cluster.worker()
-        cluster.beat()
+        cluster.sweeper()
         ids = start_sessions(cluster, 20)
         time.sleep(2)
         rolling_restart(cluster, settings.shutdown_window_s)
         all_ready(cluster, ids, 240)
-        rows = [cluster.repo.get(s) for s in ids]
+        rows = [cluster.view(s) for s in ids]
         assert [(r.polished, r.runs) for r in rows if not r.polished] == []
     finally:
         cluster.stop()
@@ -85,17 +85,17 @@ def test_session_cancelled_twice_by_one_deploy_still_publishes_polished(
         asr.fault("hold", hold=True)  # the run waits on the vendor through both drains
         first = cluster.worker()
         sid = start_sessions(cluster, 1)[0]
-        cluster.wait_for(lambda: cluster.repo.get(sid).vendor_job_id is not None, 60, "the submit")
+        cluster.wait_for(lambda: cluster.view(sid).vendor_job_id is not None, 60, "the submit")
         for _ in range(2):
             draining = first
             draining.signal(signal.SIGTERM)
             assert draining.wait(settings.shutdown_window_s) is not None
             first = cluster.worker()
-            cluster.wait_for(lambda: cluster.repo.get(sid).fence > len(events(cluster, sid)), 60,
+            cluster.wait_for(lambda: cluster.view(sid).fence > len(events(cluster, sid)), 60,
                              "the next run to take the session")
         asr.fault("hold", hold=False)
         assert cluster.wait_status(sid, {"ready", "failed"}) == "ready"
-        row = cluster.repo.get(sid)
+        row = cluster.view(sid)
         assert row.polished is True
         assert [k for k, _ in events(cluster, sid)] == ["run_cancelled", "run_cancelled", "transcript_ready"]
         assert asr.submissions()[str(sid)] == 1
@@ -115,7 +115,7 @@ def test_redis_flushed_or_restarted_mid_run(fault: str, database_url: str, priva
         asr.fault("hold", hold=True)
         cluster.worker()
         cluster.worker()
-        cluster.beat()
+        cluster.sweeper()
         ids = start_sessions(cluster, 6)
         cluster.wait_for(lambda: sum(cluster.repo.get(s).vendor_job_id is not None for s in ids) >= 2, 60,
                          "two runs in flight")
@@ -145,7 +145,7 @@ def test_postgres_restarted_mid_run(redis_url: str, asr: AsrServer, data_dir: Pa
         try:
             cluster.worker()
             cluster.worker()
-            cluster.beat()
+            cluster.sweeper()
             ids = start_sessions(cluster, 6)
             time.sleep(1.5)
             pg.restart()
@@ -160,19 +160,21 @@ def test_postgres_restarted_mid_run(redis_url: str, asr: AsrServer, data_dir: Pa
 
 
 @pytest.mark.faults
-def test_two_beats_do_no_double_work(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+def test_two_sweep_processes_do_no_double_work(
+    database_url: str, redis_url: str, asr: AsrServer, data_dir: Path
+) -> None:
     settings = make_settings(database_url, redis_url, asr, data_dir)
     (data_dir / "logs").mkdir()
     cluster = Cluster(settings, data_dir / "logs")
     try:
         ids = [new_session(settings, CLIPS[i]) for i in range(4)]  # stalled: never enqueued
-        cluster.beat()
-        cluster.beat()
+        cluster.sweeper()
+        cluster.sweeper()
         cluster.worker()
         all_ready(cluster, ids, 120)
-        time.sleep(3)  # several more sweep ticks from both beats
+        time.sleep(3)  # several more ticks from both sweep processes
         for sid in ids:
-            assert cluster.repo.get(sid).runs == 1
+            assert cluster.view(sid).runs == 1
         for p in cluster.procs:
             text = p.log.read_text(errors="replace")
             assert "Traceback" not in text and '"level": "error"' not in text, p.name
@@ -192,7 +194,7 @@ def test_slow_teardown_exits_inside_the_window_and_the_sweep_recovers(
         asr.fault("hold", hold=True)
         worker = cluster.worker()
         sid = start_sessions(cluster, 1)[0]
-        cluster.wait_for(lambda: cluster.repo.get(sid).vendor_job_id is not None, 60, "the submit")
+        cluster.wait_for(lambda: cluster.view(sid).vendor_job_id is not None, 60, "the submit")
         started = time.monotonic()
         worker.signal(signal.SIGTERM)
         # Make the re-queue target (Redis) slower than the teardown budget, from the drain deadline on.
@@ -207,7 +209,7 @@ def test_slow_teardown_exits_inside_the_window_and_the_sweep_recovers(
         assert code is not None and elapsed < settings.shutdown_window_s, elapsed
         assert ("run_cancelled", "teardown_persist_timeout") in events(cluster, sid)
         asr.fault("hold", hold=False)
-        cluster.beat()
+        cluster.sweeper()
         cluster.worker()
         assert cluster.wait_status(sid, {"ready", "failed"}, 90) == "ready"
     finally:

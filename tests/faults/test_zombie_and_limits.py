@@ -39,21 +39,21 @@ def test_zombie_writes_nothing_after_a_newer_run_finished(
         zombie = cluster.worker()
         sid = new_session(settings, CLIP)
         cluster.queue.enqueue(sid)
-        cluster.wait_for(lambda: cluster.repo.get(sid).vendor_job_id is not None, 60, "the first run to submit")
+        cluster.wait_for(lambda: cluster.view(sid).vendor_job_id is not None, 60, "the first run to submit")
         zombie.signal(signal.SIGSTOP)
         if flush_redis:
             cluster.redis.flushall()
         time.sleep(settings.lease_ttl_s + 1)  # past the lease TTL
         cluster.worker()
-        cluster.beat()
-        cluster.wait_for(lambda: cluster.repo.get(sid).runs == 2, 60, "a newer run to take over")
+        cluster.sweeper()
+        cluster.wait_for(lambda: cluster.view(sid).runs == 2, 60, "a newer run to take over")
         asr.fault("hold", hold=False)
         assert cluster.wait_status(sid, {"ready", "failed"}) == "ready"
         before = transcript_texts(cluster, sid)
-        row = cluster.repo.get(sid)
+        row = cluster.view(sid)
         zombie.signal(signal.SIGCONT)
         time.sleep(settings.heartbeat_s * 3 + 2)  # let the zombie wake, poll and try to write
-        after = cluster.repo.get(sid)
+        after = cluster.view(sid)
         assert (after.status, after.fence, after.runs, after.polished) == ("ready", row.fence, 2, True)
         assert after.raw_turns == row.raw_turns
         assert transcript_texts(cluster, sid) == before
@@ -89,15 +89,17 @@ def test_session_killed_five_times_is_interrupted_and_everything_deleted(
     cluster = Cluster(settings, data_dir / "logs")
     try:
         asr.fault("hold", hold=True)  # keeps every run polling, where the crash hook fires
-        cluster.beat()
+        cluster.sweeper()
         sid = new_session(settings, CLIP)
         cluster.queue.enqueue(sid)
         kills = keep_one_worker(cluster, sid, {"failed", "ready"}, 150)
-        row = cluster.repo.get(sid)
+        row = cluster.view(sid)
         assert (row.status, row.failure_code, row.runs, kills) == ("failed", "interrupted", 6, 5)
         assert row.raw_turns is None and row.vendor_job_id is None and row.audio_path is None
-        assert not settings.audio_dir.joinpath(f"{sid}.audio").exists()
-        assert all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs())
+        cluster.wait_for(  # the clean-up queued with the failure, tried at once or by the sweep process
+            lambda: not settings.audio_dir.joinpath(f"{sid}.audio").exists()
+            and all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs()),
+            30, "the audio and every vendor job of the session to be deleted")
         with db_session(cluster.repo.url) as db:
             events = list(db.execute(select(SessionEvent).where(SessionEvent.session_id == sid)).scalars())
         assert [(e.kind, e.failure_code) for e in events] == [("session_failed", "interrupted")]
@@ -114,11 +116,11 @@ def test_killed_three_times_in_polish_publishes_unpolished(
     (data_dir / "logs").mkdir()
     cluster = Cluster(settings, data_dir / "logs")
     try:
-        cluster.beat()
+        cluster.sweeper()
         sid = new_session(settings, CLIP)
         cluster.queue.enqueue(sid)
         kills = keep_one_worker(cluster, sid, {"failed", "ready"}, 120)
-        row = cluster.repo.get(sid)
+        row = cluster.view(sid)
         assert (row.status, row.runs, row.polished, kills) == ("ready", 4, False, 3)
         heard = [t["text"] for t in row.raw_turns or []]
         assert transcript_texts(cluster, sid) == heard

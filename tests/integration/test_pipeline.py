@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -12,10 +13,10 @@ import structlog
 from sqlalchemy import select, update
 
 from tests.conftest import SAMPLES, AsrServer
-from tests.factories import new_session
+from tests.factories import SessionView, new_session, view
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session, SessionEvent, Transcript
+from verbatim.db.models import DurableRun, Session, SessionEvent, Transcript
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.runtime import build_context
@@ -30,8 +31,8 @@ def ctx(settings: Settings) -> Iterator[RunContext]:
     context.recognizer.close()
 
 
-def row(ctx: RunContext, sid: uuid.UUID) -> Session:
-    return ctx.repo.get(sid)
+def row(ctx: RunContext, sid: uuid.UUID) -> SessionView:
+    return view(ctx.repo, sid)
 
 
 def transcripts(ctx: RunContext, sid: uuid.UUID) -> dict[str, list[dict]]:  # type: ignore[type-arg]
@@ -40,8 +41,18 @@ def transcripts(ctx: RunContext, sid: uuid.UUID) -> dict[str, list[dict]]:  # ty
                 .scalars()}
 
 
+def drain_outbox(ctx: RunContext, timeout_s: float = 60.0) -> None:
+    """Deliver the outbox as the sweep process would, until nothing is pending (or fail after ``timeout_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while ctx.cleanup.outbox.pending():
+        assert time.monotonic() < deadline, "outbox items still pending"
+        ctx.cleanup.deliver()
+        time.sleep(0.2)
+
+
 def assert_clean(ctx: RunContext, asr: AsrServer, sid: uuid.UUID) -> None:
-    """Nothing left behind: no audio on the volume, no vendor job, at most one submission."""
+    """Nothing left behind once the outbox is delivered: no audio, no vendor job, one submission."""
+    drain_outbox(ctx)
     assert not ctx.volume.path_for(sid).exists()
     assert all(j.get("tracking", {}).get("reference") != str(sid) for j in asr.jobs())
     assert asr.submissions().get(str(sid), 0) == 1
@@ -96,7 +107,8 @@ def test_saved_checkpoint_never_lifts_the_run_limit(ctx: RunContext, asr: AsrSer
     turns = row(ctx, sid).raw_turns
     # A session with its checkpoint saved but already run 5 times, put back to work:
     with db_session(ctx.repo.url) as db:
-        db.execute(update(Session).where(Session.id == sid).values(status="publishing", runs=5, raw_turns=turns))
+        db.execute(update(Session).where(Session.id == sid).values(status="publishing", raw_turns=turns))
+        db.execute(update(DurableRun).where(DurableRun.subject_id == sid).values(runs=5))
     assert run_capture(ctx, sid) is Outcome.INTERRUPTED
     s = row(ctx, sid)
     assert (s.status, s.failure_code, s.runs, s.raw_turns) == ("failed", "interrupted", 6, None)
@@ -109,7 +121,7 @@ def test_saved_checkpoint_never_lifts_the_run_limit(ctx: RunContext, asr: AsrSer
 def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
     sid = new_session(ctx.settings, JFK)
     with db_session(ctx.repo.url) as db:
-        db.execute(update(Session).where(Session.id == sid).values(runs=3))
+        db.execute(update(DurableRun).where(DurableRun.subject_id == sid).values(runs=3))
     assert run_capture(ctx, sid) is Outcome.READY
     s = row(ctx, sid)
     assert (s.runs, s.polished) == (4, False)
@@ -160,7 +172,7 @@ def test_vendor_down_past_budget_refunds_the_run(ctx: RunContext, asr: AsrServer
     s = row(ctx, sid)
     assert (s.status, s.runs) == ("queued", 0)
     assert ctx.volume.path_for(sid).exists()  # audio kept: nothing replaced it yet
-    assert ctx.queue.is_queued(sid)
+    assert s.due_at is not None  # the sweep process sends it again once due
 
 
 def test_rejected_audio_fails_the_session(ctx: RunContext, asr: AsrServer) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,9 +14,14 @@ from typing import Any
 
 import pytest
 
-from verbatim.errors import PolishError
+from tests.conftest import SAMPLES, AsrServer
+from tests.factories import new_session
+from verbatim.config import Settings
+from verbatim.errors import NotificationFailed, PolishError
 from verbatim.pipeline.notify import Notifier
+from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.polish.openai_chat import OpenAIChatPolisher
+from verbatim.runtime import build_context
 
 
 class Recorder:
@@ -84,18 +90,35 @@ def test_openai_polisher_refuses_a_changed_turn_count(recorder: Recorder) -> Non
         polisher.readability(TURNS)
 
 
-def test_webhook_is_signed_and_retried(recorder: Recorder) -> None:
+def test_webhook_is_queued_with_the_status_signed_and_delivered_at_least_once(
+    recorder: Recorder, settings: Settings, asr: AsrServer
+) -> None:
+    """The notification commits with the status it announces; a refused delivery is retried by the
+    outbox with the same delivery id (receivers dedupe by it) and a signed timestamp."""
     recorder.answers = [(503, {}), (200, {})]
-    sid = uuid.uuid4()
-    assert Notifier(recorder.url + "/hook", "s3cret", budget_s=10).send("transcript_ready", sid, run=1)
-    path, headers, body = recorder.requests[-1]
+    ctx = build_context(settings.model_copy(update={"webhook_url": recorder.url + "/hook",
+                                                    "webhook_secret": "s3cret"}))
+    sid = new_session(ctx.settings, SAMPLES / "jfk.wav")
+    assert run_capture(ctx, sid) is Outcome.READY
+    assert len(recorder.requests) == 1  # tried at once, refused: still pending
+    deadline = time.monotonic() + 60
+    while ctx.cleanup.outbox.pending(sid):
+        assert time.monotonic() < deadline
+        ctx.cleanup.deliver()
+        time.sleep(0.2)
     assert len(recorder.requests) == 2
-    assert json.loads(body) == {"event": "transcript_ready", "session_id": str(sid), "run": 1}
+    (_, first, _), (path, headers, body) = recorder.requests
+    event = json.loads(body)
+    assert (path, event["event"], event["session_id"], event["run"]) == ("/hook", "transcript_ready", str(sid), 1)
+    assert first["x-verbatim-delivery"] == headers["x-verbatim-delivery"] == event["delivery_id"]
     ts = headers["x-verbatim-timestamp"]
     expected = hmac.new(b"s3cret", ts.encode() + b"." + body, hashlib.sha256).hexdigest()
     assert headers["x-verbatim-signature"] == "sha256=" + expected
+    ctx.recognizer.close()
 
 
-def test_webhook_gives_up_on_its_budget(recorder: Recorder) -> None:
-    recorder.answers = [(500, {})] * 50
-    assert Notifier(recorder.url + "/hook", None, budget_s=1.0).send("session_failed", uuid.uuid4()) is False
+def test_one_delivery_attempt_raises_unless_acknowledged(recorder: Recorder) -> None:
+    recorder.answers = [(500, {})]
+    with pytest.raises(NotificationFailed):
+        Notifier(recorder.url + "/hook", None, timeout_s=2.0).deliver({"event": "session_failed"}, uuid.uuid4())
+    assert len(recorder.requests) == 1  # one attempt: the outbox retries, not the notifier

@@ -22,7 +22,7 @@ def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, red
         os.killpg(worker.proc.pid, signal.SIGKILL)
         worker.proc.wait(10)
         assert stack.respawn_exited() == ["worker-1 (exit -9)"]
-        assert {c.name for c in stack.children} == {"asr-server", "api", "worker-1", "analysis-worker", "beat"}
+        assert {c.name for c in stack.children} == {"asr-server", "api", "worker-1", "analysis-worker", "sweeper"}
         stack.wait_worker("capture-1")
     finally:
         procs = [c.proc for c in stack.children]

@@ -17,7 +17,8 @@ from verbatim.config import Settings
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
 from verbatim.pipeline.context import RunContext
-from verbatim.pipeline.sweeps import sweep_all
+from verbatim.pipeline.sweeps import SweepReport, tick
+from verbatim.resumable import ResumableUploads
 from verbatim.runtime import build_context
 
 CLIP = SAMPLES / "nada_lily_02_haggard_0216.wav"
@@ -32,24 +33,95 @@ def ctx(settings: Settings) -> Iterator[RunContext]:
     c.recognizer.close()
 
 
-def sweep(ctx: RunContext):  # type: ignore[no-untyped-def]
-    ctx.redis.delete(keys.SWEEP_LOCK)
-    return sweep_all(ctx)
+def sweep(ctx: RunContext) -> SweepReport:
+    """One tick with every periodic sweep due (as if its period had passed)."""
+    with db_session(ctx.repo.url) as db:
+        db.execute(text("DELETE FROM sweep_schedule"))
+    return tick(ctx)
 
 
-def test_stalled_session_requeued_but_not_one_waiting_in_the_queue_or_leased(ctx: RunContext) -> None:
-    stalled = new_session(ctx.settings, CLIP)
-    waiting = new_session(ctx.settings, CLIP)
+def make_due(ctx: RunContext, *sids: uuid.UUID, in_s: float = 0.0) -> None:
+    for sid in sids:
+        ctx.repo.runs.set_due(sid, in_s)
+
+
+def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext) -> None:
+    due = new_session(ctx.settings, CLIP)
+    waiting = new_session(ctx.settings, CLIP)  # its message is in the queue: due only after stall_s
     leased = new_session(ctx.settings, CLIP)
-    ctx.queue.enqueue(waiting)
+    make_due(ctx, due, leased)
     lease = ctx.new_lease(leased)
     assert lease.acquire()
-    time.sleep(0.6)  # older than the freshness window
     report = sweep(ctx)
     lease.release()
-    assert report.requeued == [stalled]
-    assert ctx.queue.is_queued(stalled)
-    assert sweep_all(ctx).skipped  # a second beat inside the interval does nothing
+    assert report.requeued == [due]
+    assert report.rechecks == 1
+    assert ctx.redis.llen(keys.CAPTURE_QUEUE) == 1
+    # The requeued session is due again only after the stall window: the next tick sends nothing.
+    assert tick(ctx).requeued == []
+    assert ctx.repo.runs.state(waiting).due_at is not None
+
+
+def test_a_live_lease_is_looked_at_again_at_its_expiry(ctx: RunContext) -> None:
+    sid = new_session(ctx.settings, CLIP)
+    make_due(ctx, sid)
+    lease = ctx.new_lease(sid)
+    assert lease.acquire()
+    assert sweep(ctx).requeued == []
+    with db_session(ctx.repo.url) as db:
+        left = db.execute(text("SELECT extract(epoch FROM due_at - now()) FROM durable_runs WHERE subject_id = :s"),
+                          {"s": sid}).scalar_one()
+    assert 0 < left <= ctx.settings.lease_ttl_s + 0.1  # due when the lease would expire, not stall_s later
+    lease.release()  # as if the holder died and its lease ran out
+    deadline = time.monotonic() + 30
+    while not tick(ctx).requeued:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_stall_detection_uses_the_database_clock_and_the_stall_window(ctx: RunContext) -> None:
+    """A session with work outstanding, no due time and no write for stall_s is made due (safety net)."""
+    old = new_session(ctx.settings, CLIP)
+    new_session(ctx.settings, CLIP)  # written just now: left alone
+    with db_session(ctx.repo.url) as db:
+        db.execute(text("UPDATE durable_runs SET due_at = NULL"))
+        db.execute(update(Session).where(Session.id == old)
+                   .values(updated_at=text(f"now() - interval '{ctx.settings.stall_s + 1} seconds'")))
+    report = sweep(ctx)
+    assert report.stalled == [old]
+    assert report.requeued == [old]
+
+
+def test_one_failing_sweep_does_not_stop_the_others(ctx: RunContext) -> None:
+    """The vendor's job list fails (recognizer unreachable): orphan audio and due runs still go."""
+    ctx.recognizer = build_context(ctx.settings.model_copy(
+        update={"recognizer_url": "http://127.0.0.1:9/v2"})).recognizer
+    due = new_session(ctx.settings, CLIP)
+    make_due(ctx, due)
+    stray = ctx.volume.audio_dir / f"{uuid.uuid4()}.audio"
+    stray.write_bytes(b"x")
+    old = time.time() - 10
+    os.utime(stray, (old, old))
+    report = sweep(ctx)
+    assert report.steps["stranded_vendor_jobs"] == "error"
+    assert report.steps["orphan_audio"] == "done" and not stray.exists()
+    assert report.requeued == [due]
+
+
+def test_a_finalized_resumable_upload_is_not_an_orphan(ctx: RunContext) -> None:
+    """tus finalize moves a file whose last PATCH is older than the grace: the grace counts from the move."""
+    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s)
+    owner = uuid.uuid4()
+    info = uploads.create(owner, 3, {})
+    with uploads.lock(info.id, owner) as locked:
+        locked.write(b"abc")
+        old = time.time() - 10  # the last PATCH, long before the finalize
+        os.utime(uploads.data_path(info.id), (old, old))
+        target = ctx.volume.new_incoming()
+        locked.move_to(target)
+    committed = ctx.volume.commit(target, uuid.uuid4())  # hashed and probed meanwhile; no row yet
+    assert sweep(ctx).audio_deleted == 0
+    assert committed.exists()
 
 
 def test_stranded_vendor_job_deleted_unless_a_live_session_references_it(ctx: RunContext, asr: AsrServer) -> None:
@@ -101,21 +173,3 @@ def test_stalled_query_uses_the_partial_index_with_many_finished_sessions(ctx: R
             "EXPLAIN SELECT id FROM sessions WHERE status IN ('queued', 'recognizing', 'checkpointed', "
             "'publishing') AND updated_at < now()")))
     assert "ix_sessions_active" in plan, plan
-
-
-def test_a_live_lease_gets_a_recheck_at_its_expiry(ctx: RunContext) -> None:
-    from verbatim.pipeline.sweeps import recheck
-    from verbatim.queue import SWEEP_QUEUE
-
-    ctx.settings = ctx.settings.model_copy(update={"sweep_interval_s": 5.0})  # the lease (2 s) ends first
-    sid = new_session(ctx.settings, CLIP)
-    lease = ctx.new_lease(sid)
-    assert lease.acquire()
-    time.sleep(0.6)
-    before = ctx.redis.llen(SWEEP_QUEUE)
-    assert sweep(ctx).requeued == []
-    assert ctx.redis.llen(SWEEP_QUEUE) == before + 1  # the recheck, due when the lease would expire
-    assert recheck(ctx, sid) is False  # holder alive: nothing to do
-    lease.release()  # as if the holder died and its lease ran out
-    assert recheck(ctx, sid) is True and ctx.queue.is_queued(sid)
-    assert recheck(ctx, sid) is False  # queued now: never twice

@@ -112,8 +112,10 @@ def publish_session(
         db.add(Session(
             id=sid, therapist_id=therapist_id, clinic_id=clinic_id, status="publishing", client_ids=clients,
             recorded_at=datetime.now(UTC), session_type="individual", audio_sha256="0" * 64,
-            audio_bytes=1, audio_duration_s=10.0, audio_format="wav", runs=1, fence=1, raw_turns=raw,
+            audio_bytes=1, audio_duration_s=10.0, audio_format="wav", raw_turns=raw,
         ))
+        db.flush()
+        Repo(database_url).runs.count(db, sid, 60.0, 86400.0)  # run 1, fence 1
     shown = polished(raw) if polish else [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw]
     roles = speaker_roles(shown, clients, rule_therapist(shown), None)
     Repo(database_url).publish(sid, 1, 1, split_per_client(shown, clients, roles), polish, shown)

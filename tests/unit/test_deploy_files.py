@@ -18,7 +18,7 @@ def compose() -> dict:  # type: ignore[type-arg]
 
 def test_compose_has_every_role_with_healthchecks() -> None:
     services = compose()["services"]
-    roles = {"postgres", "redis", "migrate", "api", "worker-1", "worker-2", "beat", "asr-server", "analysis-worker"}
+    roles = {"postgres", "redis", "migrate", "api", "worker-1", "worker-2", "sweeper", "asr-server", "analysis-worker"}
     assert roles <= set(services)
     for name in roles - {"migrate"}:
         assert "test" in services[name]["healthcheck"], name

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from verbatim.admin import list_sessions, retry_session, show_session
 from verbatim.api.deps import AdminDep, ServicesDep
-from verbatim.api.sessions import SessionOut, _out
+from verbatim.api.sessions import SessionOut, _out, _outs
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -28,7 +28,7 @@ def admin_sessions(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> AdminSessionPage:
     """Sessions in one status (default ``failed``), most recently updated first, every clinic."""
-    return AdminSessionPage(items=[_out(row) for row in list_sessions(svc.repo.url, status, limit)])
+    return AdminSessionPage(items=_outs(svc, list_sessions(svc.repo.url, status, limit)))
 
 
 @router.get("/sessions/{session_id}")
@@ -44,4 +44,4 @@ def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep) -> Session
     409 when the session is not blocked (or has nothing left to retry from); 404 if unknown.
     """
     retry_session(svc.settings, session_id)
-    return _out(svc.repo.get(session_id))
+    return _out(svc, svc.repo.get(session_id))

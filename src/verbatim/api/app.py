@@ -20,7 +20,7 @@ from verbatim.db.engine import dispose_all, engine
 from verbatim.db.repo import Repo
 from verbatim.reliability.api import router as reliability_router
 from verbatim.resumable import ResumableUploads
-from verbatim.runtime import make_queue, redis_client, require_urls
+from verbatim.runtime import make_cleanup, make_queue, make_recognizer, redis_client, require_urls
 from verbatim.storage import AudioVolume
 
 
@@ -31,15 +31,20 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         database_url, redis_url = require_urls(settings)
         client = redis_client(redis_url)
+        repo = Repo(database_url, webhooks=bool(settings.webhook_url))
+        volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
+        recognizer = make_recognizer(settings)
         app.state.services = Services(
             settings=settings,
-            repo=Repo(database_url),
+            repo=repo,
             redis=client,
-            queue=make_queue(settings, client),
-            volume=AudioVolume(settings.audio_dir, settings.incoming_dir),
+            queue=make_queue(settings),
+            volume=volume,
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s),
+            cleanup=make_cleanup(settings, repo, recognizer, volume),
         )
         yield
+        recognizer.close()
         client.close()
         dispose_all()
 

@@ -12,6 +12,7 @@ from verbatim.api.errors import ApiError
 from verbatim.auth import Principal, resolve
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
+from verbatim.pipeline.cleanup import Cleanup
 from verbatim.queue import CaptureQueue
 from verbatim.resumable import ResumableUploads
 from verbatim.storage import AudioVolume
@@ -27,6 +28,7 @@ class Services:
     queue: CaptureQueue
     volume: AudioVolume
     uploads: ResumableUploads
+    cleanup: Cleanup
 
 
 def services(request: Request) -> Services:

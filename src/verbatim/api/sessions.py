@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -16,15 +17,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from verbatim import audio
-from verbatim.api.deps import PrincipalDep, ServicesDep
+from verbatim.api.deps import PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.tus import claim
 from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import AuditEntry, Session, Transcript
+from verbatim.db.models import AuditEntry, DurableRun, Session, Transcript
+from verbatim.db.repo import CAPTURE
 from verbatim.errors import AudioUnreadable, NotFound
-from verbatim.polish.split import THERAPIST
+from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
 from verbatim.states import SessionStatus
 
 log = structlog.get_logger("verbatim.api")
@@ -110,6 +112,9 @@ class ClientTranscript(BaseModel):
 class TranscriptOut(BaseModel):
     session_id: uuid.UUID
     transcripts: list[ClientTranscript]
+    #: turns no speaker role claims yet (several clients, voices not told apart): never part of a
+    #: client's record; the therapist names their speaker with PUT /speakers
+    unassigned: list[Segment] = Field(default_factory=list)
 
 
 class SpeakerMap(BaseModel):
@@ -119,12 +124,28 @@ class SpeakerMap(BaseModel):
     speakers: dict[str, str] = Field(min_length=1)
 
 
-def _out(row: Session) -> SessionOut:
-    return SessionOut(
-        id=row.id, status=row.status, runs=row.runs, polished=row.polished, failure_code=row.failure_code,
-        client_ids=row.client_ids, session_type=row.session_type, recorded_at=row.recorded_at,
-        duration_s=row.audio_duration_s, created_at=row.created_at, updated_at=row.updated_at,
-    )
+def _outs(svc: Services, rows: list[Session]) -> list[SessionOut]:
+    """The API view of sessions, with their capture-run counts (one query for all of them)."""
+    if not rows:
+        return []
+    with db_session(svc.repo.url) as db:
+        runs: dict[uuid.UUID, int] = dict(db.execute(
+            select(DurableRun.subject_id, DurableRun.runs)
+            .where(DurableRun.kind == CAPTURE, DurableRun.subject_id.in_([r.id for r in rows]))
+        ).all())
+    return [
+        SessionOut(
+            id=row.id, status=row.status, runs=runs.get(row.id, 0), polished=row.polished,
+            failure_code=row.failure_code, client_ids=row.client_ids, session_type=row.session_type,
+            recorded_at=row.recorded_at, duration_s=row.audio_duration_s, created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+        for row in rows
+    ]
+
+
+def _out(svc: Services, row: Session) -> SessionOut:
+    return _outs(svc, [row])[0]
 
 
 def visible(who: Principal) -> Any:
@@ -202,7 +223,7 @@ async def create_session(
         claimed = await _claim_resumable(request, svc, who, idempotency_key)
         if isinstance(claimed, Session):
             response.status_code = 200
-            return _out(claimed)
+            return _out(svc, claimed)
         upload = claimed
     else:
         upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes)
@@ -300,7 +321,7 @@ def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempo
                                    "this Idempotency-Key was used for a different recording")
                 # A retried upload: the first copy is the session's; this one goes.
                 upload.audio.unlink(missing_ok=True)
-                return _out(existing), False
+                return _out(svc, existing), False
         try:
             info = audio.probe(upload.audio)
         except AudioUnreadable as exc:
@@ -322,6 +343,10 @@ def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempo
     try:
         with db_session(svc.repo.url) as db:
             db.add(row)
+            db.flush()
+            # Due after the stall window: if the message sent below is lost (Redis flushed or
+            # down), the sweep process sends it again then.
+            svc.repo.runs.ensure(db, session_id, settings.session_deadline_s, settings.stall_s)
     except Exception:
         # A failed COMMIT may still have committed (the connection dropped after the server
         # applied it): the file may only go once we know that no row owns it.
@@ -332,13 +357,16 @@ def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempo
             svc.volume.delete(final)
             existing = _by_idempotency(svc, who, idempotency_key) if idempotency_key else None
             if existing is not None and existing.audio_sha256 == upload.sha256:
-                return _out(existing), False  # a concurrent retry with the same key won the race
+                return _out(svc, existing), False  # a concurrent retry with the same key won the race
             raise
     try:
         svc.queue.enqueue(session_id)
     except Exception as exc:  # noqa: BLE001 - the row is committed: the sweep will queue it
         log.warning("enqueue_failed", session_id=str(session_id), error=type(exc).__name__)
-    return _out(svc.repo.get(session_id)), True
+        # Due now: the sweep process sends it within a tick once the broker is back.
+        with contextlib.suppress(Exception):
+            svc.repo.runs.set_due(session_id, 0.0)
+    return _out(svc, svc.repo.get(session_id)), True
 
 
 def _row_exists(svc: ServicesDep, session_id: uuid.UUID) -> bool | None:
@@ -373,13 +401,13 @@ def list_sessions(
     with db_session(svc.repo.url) as db:
         rows = list(db.execute(stmt).scalars())
     more = len(rows) > limit
-    return SessionPage(items=[_out(r) for r in rows[:limit]], next_offset=offset + limit if more else None)
+    return SessionPage(items=_outs(svc, rows[:limit]), next_offset=offset + limit if more else None)
 
 
 @router.get("/{session_id}", response_model=SessionOut)
 def get_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep) -> SessionOut:
     """Status, runs, polished and failure_code of one session (404 if not the caller's)."""
-    return _out(_load(svc, who, session_id))
+    return _out(svc, _load(svc, who, session_id))
 
 
 @router.get("/{session_id}/transcript", response_model=TranscriptOut)
@@ -396,23 +424,25 @@ def get_transcript(session_id: uuid.UUID, request: Request, svc: ServicesDep, wh
         )
     order = {c: i for i, c in enumerate(row.client_ids)}
     records.sort(key=lambda t: order.get(t.client_id, len(order)))
+    turns = row.published_turns or []
+    roles = {t["speaker"]: t.get("role", "") for t in turns}  # turns published before roles were kept: none
     return TranscriptOut(
         session_id=session_id,
         transcripts=[ClientTranscript(client_id=t.client_id, polished=t.polished,
                                       segments=[Segment(**s) for s in t.segments]) for t in records],
+        unassigned=[Segment(**s) for s in unassigned_turns(turns, roles)],
     )
 
 
 @router.put("/{session_id}/speakers", response_model=SessionOut)
 def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who: PrincipalDep) -> SessionOut:
-    """Correct which speaker label is the therapist or which client, and republish the split."""
-    from verbatim.polish.split import split_per_client
-
+    """Correct which speaker label is the therapist, which client, or unassigned; republish the split."""
     row = _load(svc, who, session_id)
-    allowed = {THERAPIST, *row.client_ids}
+    allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
     bad = {v for v in body.speakers.values() if v not in allowed}
     if bad:
-        raise ApiError(422, "unknown_role", f"speakers must map to 'therapist' or a client id, not {sorted(bad)}")
+        raise ApiError(422, "unknown_role",
+                       f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
     if row.status != SessionStatus.READY or row.published_turns is None:
         raise ApiError(409, "not_ready", "speakers can be corrected once the transcript is published")
     labels = {t["speaker"] for t in row.published_turns}
@@ -422,10 +452,13 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
     unknown = body.speakers.keys() - labels
     if unknown:
         raise ApiError(422, "unknown_speaker", f"these labels are not in the transcript: {sorted(unknown)}")
-    records = split_per_client(row.published_turns, row.client_ids, body.speakers)
+    roles = speaker_roles(row.published_turns, row.client_ids, None, body.speakers)
+    records = split_per_client(row.published_turns, row.client_ids, roles)
+    shown = [{**t, "role": roles[t["speaker"]]} for t in row.published_turns]
     with db_session(svc.repo.url) as db:
         db.execute(
-            update(Session).where(Session.id == session_id).values(speaker_map=body.speakers, updated_at=func.now())
+            update(Session).where(Session.id == session_id)
+            .values(speaker_map=body.speakers, published_turns=shown, updated_at=func.now())
         )
         for client_id, segments in records.items():
             db.execute(
@@ -433,7 +466,7 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
                 .where(Transcript.session_id == session_id, Transcript.client_id == client_id)
                 .values(segments=segments)
             )
-    return _out(_load(svc, who, session_id))
+    return _out(svc, _load(svc, who, session_id))
 
 
 @router.delete("/{session_id}", status_code=204)
@@ -443,7 +476,7 @@ def delete_session(session_id: uuid.UUID, request: Request, svc: ServicesDep, wh
     from verbatim.pipeline.withdraw import withdraw
 
     _load(svc, who, session_id)
-    withdraw(svc.repo, svc.volume, svc.settings, session_id)
+    withdraw(svc.repo, svc.cleanup, session_id)
     audit(svc, who, "session_deleted", session_id, request)
     return Response(status_code=204)
 

@@ -143,6 +143,12 @@ def create_app(settings: Settings) -> FastAPI:
         if armed.mode == "timeout":
             await asyncio.sleep(armed.delay_s)
             return None
+        if armed.mode == "no_job":
+            return JSONResponse({})
+        if armed.mode == "truncated":
+            return Response(b'{"job": {"id": "', media_type="application/json")
+        if armed.mode == "created":
+            return None  # answered by the status endpoint itself
         headers = {"Retry-After": str(armed.retry_after_s)} if armed.retry_after_s is not None else {}
         return JSONResponse({"code": int(armed.mode), "error": "injected fault"}, int(armed.mode), headers=headers)
 
@@ -165,6 +171,8 @@ def create_app(settings: Settings) -> FastAPI:
             config = json.loads(str(form.get("config") or "{}"))
         except json.JSONDecodeError as exc:
             raise HTTPException(400, "config is not JSON") from exc
+        if settings.asr_faults:
+            faults.last_config = config
         upload = form.get("data_file")
         if upload is None or isinstance(upload, str):
             raise HTTPException(400, "data_file is required")
@@ -184,6 +192,9 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get(v2 + "/jobs/{job_id}", dependencies=[Depends(auth)])
     async def status(job_id: str) -> Response:
+        if settings.asr_faults and (armed := faults.peek("status")) is not None and armed.mode == "created":
+            faults.take("status")
+            return JSONResponse({"job": {**job_or_error(job_id), "status": "created"}})
         if (fault := await inject("status")) is not None:
             return fault
         if settings.asr_faults and store.get(job_id) and faults.take_delete_on_poll():
@@ -280,6 +291,10 @@ def _fault_routes(app: FastAPI, faults: FaultState, store: JobStore, held: list[
         while held:
             start(held.pop(0))
         return {"reset": "ok"}
+
+    @app.get("/_faults/last_config")
+    async def last_config() -> dict[str, Any]:
+        return faults.last_config
 
     @app.get("/_faults/submissions")
     async def submissions() -> dict[str, int]:

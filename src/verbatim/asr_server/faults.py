@@ -1,7 +1,8 @@
 """Fault injection for the local recognizer service — off unless ``VERBATIM_ASR_FAULTS=true``.
 
 Tests arm faults over HTTP (``/_faults/…``): fail the next N requests of a kind with
-429/500 or a response slower than the client's timeout, reject audio, hold jobs in
+401/429/5xx, a response slower than the client's timeout, or an answer the client cannot
+use (``created``, a body without ``job``, truncated JSON), reject audio, hold jobs in
 ``running``, expire or delete a job (as if someone else had).
 """
 
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["submit", "status", "transcript", "delete", "list", "any"]
-Mode = Literal["429", "500", "503", "timeout"]
+#: an HTTP status to answer with, a response slower than the client's timeout, or a 200 whose body
+#: the client cannot use: ``created`` (Speechmatics' not-yet-started status), ``no_job`` (a body
+#: without ``job``), ``truncated`` (JSON cut off mid-way).
+Mode = Literal["401", "429", "500", "503", "timeout", "created", "no_job", "truncated"]
 
 
 @dataclass
@@ -31,6 +35,7 @@ class FaultState:
     reject_next: int = 0
     hold: bool = False
     delete_on_poll: int = 0
+    last_config: dict[str, Any] = field(default_factory=dict)  #: the config of the last job submitted
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def arm(self, kind: Kind, armed: Armed) -> None:
@@ -47,6 +52,15 @@ class FaultState:
                 if queue:
                     queue[0].count -= 1
                     return Armed(queue[0].mode, 1, queue[0].retry_after_s, queue[0].delay_s)
+            return None
+
+    def peek(self, kind: str) -> Armed | None:
+        """The fault the next request of this kind would get, without using it up."""
+        with self._lock:
+            for key in (kind, "any"):
+                queue = [a for a in self.failures.get(key) or [] if a.count > 0]
+                if queue:
+                    return queue[0]
             return None
 
     def take_reject(self) -> bool:

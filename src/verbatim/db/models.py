@@ -85,8 +85,8 @@ class ApiToken(Base):
 class Session(Base):
     """One recorded therapy session and everything a capture run needs to resume it.
 
-    ``fence`` is the fencing token: bumped (with ``runs``) by the statement that starts a
-    run; every later write of that run is conditional on it. ``raw_turns`` is the
+    Its capture runs are counted and fenced in ``durable_runs`` (kind ``capture``): every
+    write of a run is conditional on that row's fencing token. ``raw_turns`` is the
     checkpoint: the speaker turns exactly as the recognizer gave them.
     """
 
@@ -117,17 +117,16 @@ class Session(Base):
     audio_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
     audio_duration_s: Mapped[float] = mapped_column(Float, nullable=False)
     audio_format: Mapped[str] = mapped_column(String(40), nullable=False)
-    # capture-run bookkeeping
-    runs: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
-    fence: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    # capture-run bookkeeping (runs, fencing token and due time live in ``durable_runs``)
     polished: Mapped[bool | None] = mapped_column(Boolean)
     failure_code: Mapped[str | None] = mapped_column(String(60))
     failure_detail: Mapped[str | None] = mapped_column(Text)
     vendor_job_id: Mapped[str | None] = mapped_column(String(100))
     vendor_submitted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    raw_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    # JSONB(none_as_null): Python None is SQL NULL, never the JSON value null.
+    raw_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))
     # the published turns (polished text, speaker labels) from which the per-client split is made
-    published_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    published_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))
     speaker_map: Mapped[dict[str, str] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = _now()
     updated_at: Mapped[datetime] = _now()
@@ -184,3 +183,68 @@ class AuditEntry(Base):
     session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
     remote_addr: Mapped[str | None] = mapped_column(String(64))
     at: Mapped[datetime] = _now()
+
+
+class DurableRun(Base):
+    """The durable state of one kind of run on one subject (a capture run of a session, a note run…).
+
+    ``runs`` counts started runs (bounded by the kind's limit); ``fence`` is the fencing
+    token, bumped by the statement that starts a run (and by a withdrawal); every write of
+    the run locks this row ``FOR SHARE`` and checks the token. ``refunded_fence`` makes the
+    refund of a run idempotent: a run is given back at most once. ``due_at`` is when the
+    sweep process looks at the run next (NULL: nothing to look at); ``deadline_at`` is the
+    wall-clock bound after which the run gives up with a named failure code. Times are the
+    database's clock.
+    """
+
+    __tablename__ = "durable_runs"
+    __table_args__ = (
+        Index("ix_durable_runs_due", "due_at", postgresql_where=text("due_at IS NOT NULL")),
+    )
+    kind: Mapped[str] = mapped_column(String(20), primary_key=True)
+    subject_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    runs: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    fence: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    refunded_fence: Mapped[int | None] = mapped_column(BigInteger)
+    due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+
+
+class OutboxItem(Base):
+    """A pending delete or notification, retried by the sweep process until done.
+
+    ``kind``: ``vendor_delete`` (payload ``job_id``, ``reason``), ``vendor_delete_tagged``
+    (every vendor job tagged with ``session_id``), ``file_delete`` (``path``), ``webhook``
+    (``event`` body). Written in the same transaction as the durable write that makes the
+    delete safe or the event true, so no clean-up depends on the run that started it.
+    ``delivery_id`` is sent with webhooks so a receiver can drop duplicates (at least once).
+    """
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        Index("ix_outbox_pending", "next_attempt_at", postgresql_where=text("done_at IS NULL")),
+    )
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(30), nullable=False)
+    session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    delivery_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False, default=uuid.uuid4)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    next_attempt_at: Mapped[datetime] = _now()
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _now()
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SweepSchedule(Base):
+    """When each periodic sweep (stranded vendor jobs, orphan audio, analysis re-emit) runs next.
+
+    Claimed with one ``UPDATE … WHERE next_at <= now()``: two sweep processes never run the
+    same sweep in the same period, and a sweep whose process died runs again one period later.
+    """
+
+    __tablename__ = "sweep_schedule"
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    next_at: Mapped[datetime] = _now()

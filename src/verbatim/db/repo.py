@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -17,59 +16,51 @@ from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent, Transcript, VendorSubmission
+from verbatim.durable import outbox
+from verbatim.durable.store import RunStore
 from verbatim.errors import FenceLost, IllegalTransition, NotFound
 from verbatim.reliability.sweep import record_request
 from verbatim.states import ACTIVE, SessionStatus, predecessors
 from verbatim.telemetry import metrics
 
+CAPTURE = "capture"
+
 
 @dataclass(frozen=True)
-class RunTicket:
-    """What a run learns when it is counted: its number, its fencing token and the checkpoint."""
+class CaptureState:
+    """What a capture run reads when it is counted: the checkpoint and what it needs to resume."""
 
-    session_id: uuid.UUID
-    run: int
-    fence: int
     status: SessionStatus
     audio_path: str | None
     vendor_job_id: str | None
+    job_age_s: float | None  #: seconds since the saved vendor job was submitted (database clock)
     raw_turns: list[dict[str, Any]] | None
     client_ids: list[str]
     speaker_map: dict[str, str] | None
+    session_type: str
 
 
 class Repo:
-    """Database operations over one PostgreSQL URL (engine per process)."""
+    """Database operations of the capture run over one PostgreSQL URL (engine per process)."""
 
-    def __init__(self, database_url: str):
+    def __init__(self, database_url: str, *, webhooks: bool = False):
         self.url = database_url
+        self.runs = RunStore(database_url, CAPTURE)
+        self.webhooks = webhooks  #: queue a webhook notification with every terminal status
 
-    # --- counting a run --------------------------------------------------------------
-    def start_run(self, session_id: uuid.UUID) -> RunTicket | None:
-        """Count a run and take a new fencing token, in one statement.
-
-        Returns None when the session has no outstanding work (finished, blocked, deleted,
-        unknown): such a run does nothing.
-        """
-        stmt = (
-            update(Session)
+    def load(self, db: OrmSession, session_id: uuid.UUID) -> CaptureState | None:
+        """The session's checkpoint, read in the run's counting transaction; None without outstanding work."""
+        row = db.execute(
+            select(Session.status, Session.audio_path, Session.vendor_job_id, Session.raw_turns,
+                   Session.client_ids, Session.speaker_map, Session.session_type,
+                   func.extract("epoch", func.now() - Session.vendor_submitted_at).label("job_age_s"))
             .where(Session.id == session_id, Session.status.in_([s.value for s in ACTIVE]))
-            .values(runs=Session.runs + 1, fence=Session.fence + 1, updated_at=func.now())
-            .returning(
-                Session.runs, Session.fence, Session.status, Session.audio_path, Session.vendor_job_id,
-                Session.raw_turns, Session.client_ids, Session.speaker_map,
-            )
-        )
-        with db_session(self.url) as db:
-            row = db.execute(stmt).one_or_none()
+        ).one_or_none()
         if row is None:
             return None
-        return RunTicket(session_id, row.runs, row.fence, SessionStatus(row.status), row.audio_path,
-                         row.vendor_job_id, row.raw_turns, list(row.client_ids), row.speaker_map)
-
-    def refund_run(self, session_id: uuid.UUID, fence: int) -> None:
-        """Give back a run that ended on a transient fault: such faults never spend a run."""
-        self._fenced(session_id, fence, None, runs=Session.runs - 1)
+        return CaptureState(SessionStatus(row.status), row.audio_path, row.vendor_job_id,
+                            None if row.job_age_s is None else float(row.job_age_s), row.raw_turns,
+                            list(row.client_ids), row.speaker_map, row.session_type)
 
     # --- fenced writes ---------------------------------------------------------------
     def _fenced(
@@ -82,31 +73,27 @@ class Repo:
     ) -> None:
         """``UPDATE sessions SET … WHERE id AND fence [AND status IN predecessors(target)]``.
 
-        Raises FenceLost when the fence moved on, IllegalTransition when the status forbids
-        the move.
+        Runs in ``db``'s transaction (or its own). Raises FenceLost when the fence moved on,
+        IllegalTransition when the status forbids the move.
         """
-        conditions = [Session.id == session_id, Session.fence == fence]
+        if db is None:
+            with db_session(self.url) as own:
+                self._fenced(session_id, fence, target, own, **values)
+            return
+        # The run row first (lock order: durable_runs, then sessions): a newer run's count waits.
+        self.runs.hold(db, session_id, fence)
+        conditions = [Session.id == session_id]
         if target is not None:
             conditions.append(Session.status.in_([s.value for s in predecessors(target)]))
             values["status"] = target.value
         stmt = update(Session).where(*conditions).values(updated_at=func.now(), **values).returning(Session.id)
-        if db is not None:
-            self._check(db, db.execute(stmt).one_or_none(), session_id, fence, target)
+        if db.execute(stmt).one_or_none() is not None:
             return
-        with db_session(self.url) as own:
-            self._check(own, own.execute(stmt).one_or_none(), session_id, fence, target)
-
-    @staticmethod
-    def _check(db: OrmSession, row: Any, session_id: uuid.UUID, fence: int, target: SessionStatus | None) -> None:
-        if row is not None:
-            return
-        current = db.execute(select(Session.fence, Session.status).where(Session.id == session_id)).one_or_none()
+        current = db.execute(select(Session.status).where(Session.id == session_id)).scalar_one_or_none()
         if current is None:
             raise NotFound(f"session {session_id} does not exist")
-        if current.fence != fence:
-            raise FenceLost(f"session {session_id}: fence is {current.fence}, this run holds {fence}")
         assert target is not None
-        raise IllegalTransition(f"session {session_id} cannot move from {current.status} to {target.value}")
+        raise IllegalTransition(f"session {session_id} cannot move from {current} to {target.value}")
 
     def set_status(self, session_id: uuid.UUID, fence: int, target: SessionStatus) -> None:
         """Move the session to ``target`` (fenced, guarded)."""
@@ -134,25 +121,41 @@ class Repo:
                 ).scalars() if job is not None
             ]
 
-    def save_job_id(self, session_id: uuid.UUID, fence: int, ledger_id: uuid.UUID | None, job_id: str) -> None:
-        """Commit the vendor job id on the session (fenced) and in the ledger, in one transaction."""
+    def note_job(self, session_id: uuid.UUID, ledger_id: uuid.UUID | None, job_id: str) -> None:
+        """Record a vendor job id in the ledger the moment a submit or adoption returns it (unfenced, own commit).
+
+        Withdrawal and failure delete every job the ledger knows, so this must not wait for a
+        fenced write that a newer run (or a withdrawal) could make fail.
+        """
+        with db_session(self.url) as db:
+            if ledger_id is not None:
+                db.execute(update(VendorSubmission).where(VendorSubmission.id == ledger_id)
+                           .values(vendor_job_id=job_id))
+            known = db.execute(select(VendorSubmission.id).where(VendorSubmission.vendor_job_id == job_id)).first()
+            if known is None:  # adopted from the vendor's list: no ledger row of ours yet
+                db.execute(insert(VendorSubmission).values(session_id=session_id, run=0, vendor_job_id=job_id))
+
+    def save_job_id(self, session_id: uuid.UUID, fence: int, job_id: str, audio_path: str | None) -> None:
+        """Commit the vendor job id (fenced) and, in the same transaction, queue our audio's delete.
+
+        From this commit on the vendor's copy is what a later run resumes from, so our copy is
+        redundant: its delete is in the outbox, whatever happens to this run.
+        """
         with db_session(self.url) as db:
             self._fenced(
                 session_id, fence, SessionStatus.RECOGNIZING, db,
-                vendor_job_id=job_id, vendor_submitted_at=func.now(),
+                vendor_job_id=job_id, vendor_submitted_at=func.now(), audio_path=None,
             )
-            if ledger_id is not None:
-                db.execute(
-                    update(VendorSubmission).where(VendorSubmission.id == ledger_id).values(vendor_job_id=job_id)
-                )
+            if audio_path:
+                outbox.add(db, outbox.FILE_DELETE, {"path": audio_path, "reason": "submitted"}, session_id)
 
     def retire_new_job(self, session_id: uuid.UUID, fence: int, ledger_id: uuid.UUID, job_id: str) -> bool:
-        """Mark a job this run made as deleted in the ledger — only while our fence is current.
+        """Retire a job this run made (never to be adopted) and queue its delete — only while our fence holds.
 
-        One transaction: the fenced no-op UPDATE holds the session row, so a newer run's
-        ``start_run`` (which must precede its adoption) waits for this commit and then sees the
-        job marked deleted (adoption skips such jobs). Returns False when a newer run exists:
-        then the job is recorded as live and left for that run to adopt (or the sweep to delete).
+        One transaction under the run row's lock, so a newer run's count (which must precede its
+        adoption) waits for this commit and then sees the job retired. Returns False when a newer
+        run exists: the job (already in the ledger) is left for that run to adopt, or the
+        stranded-job sweep to delete.
         """
         try:
             with db_session(self.url) as db:
@@ -161,9 +164,9 @@ class Repo:
                     update(VendorSubmission).where(VendorSubmission.id == ledger_id)
                     .values(vendor_job_id=job_id, deleted_at=func.now(), delete_reason="lease_lost")
                 )
+                outbox.add(db, outbox.VENDOR_DELETE, {"job_id": job_id, "reason": "lease_lost"}, session_id)
             return True
         except FenceLost:
-            self.note_ledger_job(ledger_id, job_id)
             return False
 
     def retired_jobs(self, session_id: uuid.UUID) -> set[str]:
@@ -179,11 +182,6 @@ class Repo:
                 ).scalars() if job is not None
             }
 
-    def note_ledger_job(self, ledger_id: uuid.UUID, job_id: str) -> None:
-        """Record a job id in the ledger alone (a job this run made but will not keep)."""
-        with db_session(self.url) as db:
-            db.execute(update(VendorSubmission).where(VendorSubmission.id == ledger_id).values(vendor_job_id=job_id))
-
     def mark_vendor_deleted(self, job_id: str, reason: str) -> None:
         """Record in the ledger that a vendor job is gone (and count it by reason)."""
         metrics.vendor_jobs_deleted.labels(reason=reason).inc()
@@ -194,13 +192,19 @@ class Repo:
                 .values(deleted_at=func.now(), delete_reason=reason)
             )
 
-    def clear_audio(self, session_id: uuid.UUID, fence: int) -> None:
-        """Forget the audio path once the file is deleted (fenced)."""
-        self._fenced(session_id, fence, None, audio_path=None)
+    def save_checkpoint(self, session_id: uuid.UUID, fence: int, turns: list[dict[str, Any]], job_id: str,
+                        audio_path: str | None) -> None:
+        """Commit the raw speaker turns exactly as the recognizer gave them (fenced) → checkpointed.
 
-    def save_checkpoint(self, session_id: uuid.UUID, fence: int, turns: list[dict[str, Any]]) -> None:
-        """Commit the raw speaker turns exactly as the recognizer gave them (fenced) → checkpointed."""
-        self._fenced(session_id, fence, SessionStatus.CHECKPOINTED, raw_turns=turns)
+        The same transaction forgets the vendor job and queues its delete (and our audio's, if a
+        resubmission kept it): publishing never depends on the vendor again.
+        """
+        with db_session(self.url) as db:
+            self._fenced(session_id, fence, SessionStatus.CHECKPOINTED, db, raw_turns=turns, vendor_job_id=None,
+                         audio_path=None)
+            outbox.add(db, outbox.VENDOR_DELETE, {"job_id": job_id, "reason": "checkpointed"}, session_id)
+            if audio_path:
+                outbox.add(db, outbox.FILE_DELETE, {"path": audio_path, "reason": "checkpointed"}, session_id)
 
     def clear_vendor_job(self, session_id: uuid.UUID, fence: int) -> None:
         """Forget the vendor job id once the job is deleted (fenced)."""
@@ -217,13 +221,16 @@ class Repo:
     ) -> None:
         """Replace the session's transcripts (one per client id), mark it ready, log the event — atomically.
 
-        ``shown`` is the published turn list the records were split from (kept for re-splits).
+        ``shown`` is the published turn list (with each turn's role) the records were split from
+        (kept for re-splits and for the unassigned turns). The notification is queued in the
+        outbox with the status it announces.
         """
         with db_session(self.url) as db:
             self._fenced(
                 session_id, fence, SessionStatus.READY, db, polished=polished, finished_at=func.now(),
                 published_turns=shown,
             )
+            self._queue_leftovers(db, session_id, "published", ledger=False)
             db.execute(delete(Transcript).where(Transcript.session_id == session_id))
             for client_id, segments in records.items():
                 db.execute(
@@ -232,6 +239,7 @@ class Repo:
                     )
                 )
             db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind="transcript_ready"))
+            self._notify(db, session_id, "transcript_ready", run)
             # The analysis request commits with the transcript: a lost event is re-emitted from it.
             record_request(db, session_id)
 
@@ -248,24 +256,35 @@ class Repo:
     ) -> None:
         """Record a terminal failure (or a block) with its named code and event, atomically (fenced).
 
-        ``drop_checkpoint`` also deletes the saved turns and published transcripts: the fenced
-        write that replaces them is this one.
+        A failure queues, in the same transaction, the delete of every copy it made pointless
+        (each vendor job the ledger knows, the session's job, any job the vendor lists with the
+        session's tag, our audio) and the notification: all resumable if this process dies next.
+        A block keeps everything for an admin retry. ``drop_checkpoint`` also deletes the saved
+        turns and published transcripts: the fenced write that replaces them is this one.
         """
         target = SessionStatus.BLOCKED if blocked else SessionStatus.FAILED
         extra: dict[str, Any] = {"raw_turns": None, "published_turns": None} if drop_checkpoint else {}
+        kind = "session_blocked" if blocked else "session_failed"
         with db_session(self.url) as db:
             self._fenced(
                 session_id, fence, target, db, failure_code=code, failure_detail=detail[:2000],
                 finished_at=None if blocked else func.now(), **extra,
             )
+            if not blocked:
+                self._queue_leftovers(db, session_id, code, ledger=True)
             if drop_checkpoint:
                 db.execute(delete(Transcript).where(Transcript.session_id == session_id))
-            db.execute(
-                insert(SessionEvent).values(
-                    session_id=session_id, run=run, kind="session_blocked" if blocked else "session_failed",
-                    failure_code=code,
-                )
-            )
+            db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind=kind, failure_code=code))
+            self._notify(db, session_id, kind, run, failure_code=code)
+
+    def _queue_leftovers(self, db: OrmSession, session_id: uuid.UUID, reason: str, *, ledger: bool) -> None:
+        """Forget the session's audio and vendor job and queue their deletes (see ``queue_copies_deleted``)."""
+        queue_copies_deleted(db, session_id, reason, ledger=ledger)
+
+    def _notify(self, db: OrmSession, session_id: uuid.UUID, event: str, run: int, **fields: Any) -> None:
+        if self.webhooks:
+            outbox.add(db, outbox.WEBHOOK, {"event": event, "session_id": str(session_id), "run": run, **fields},
+                       session_id)
 
     def add_event(
         self, session_id: uuid.UUID, run: int, kind: str, failure_code: str | None = None,
@@ -289,13 +308,27 @@ class Repo:
             db.expunge(row)
             return row
 
-    def active_since(self, updated_before: datetime) -> list[uuid.UUID]:
-        """Sessions with work outstanding, untouched since ``updated_before`` (uses ix_sessions_active)."""
-        with db_session(self.url) as db:
-            return list(
-                db.execute(
-                    select(Session.id).where(
-                        Session.status.in_([s.value for s in ACTIVE]), Session.updated_at < updated_before
-                    )
-                ).scalars()
-            )
+
+def queue_copies_deleted(db: OrmSession, session_id: uuid.UUID, reason: str, *, ledger: bool) -> None:
+    """Forget a session's audio and vendor job and queue their deletes in ``db``'s transaction.
+
+    Call only inside the durable write that makes the copies redundant (fenced, or the
+    withdrawal's fence bump). ``ledger``: also every job the ledger knows for the session and
+    every job the vendor lists with its tag.
+    """
+    row = db.execute(select(Session.audio_path, Session.vendor_job_id).where(Session.id == session_id)).one()
+    db.execute(update(Session).where(Session.id == session_id).values(audio_path=None, vendor_job_id=None))
+    if row.audio_path:
+        outbox.add(db, outbox.FILE_DELETE, {"path": row.audio_path, "reason": reason}, session_id)
+    jobs = {row.vendor_job_id} if row.vendor_job_id else set()
+    if ledger:
+        jobs.update(
+            job for job in db.execute(
+                select(VendorSubmission.vendor_job_id).where(
+                    VendorSubmission.session_id == session_id, VendorSubmission.vendor_job_id.is_not(None),
+                    VendorSubmission.deleted_at.is_(None))
+            ).scalars() if job
+        )
+        outbox.add(db, outbox.VENDOR_DELETE_TAGGED, {"reason": reason}, session_id)
+    for job in sorted(jobs):
+        outbox.add(db, outbox.VENDOR_DELETE, {"job_id": job, "reason": reason}, session_id)

@@ -1,4 +1,4 @@
-"""Step 5 — Checkpoint: wait for the vendor, **save the speaker turns**, then delete its copy."""
+"""Step 5 — Checkpoint: wait for the vendor, **save the speaker turns**, then delete its copy (via the outbox)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import structlog
 
 from verbatim.crash import crash_point
-from verbatim.db.repo import RunTicket
+from verbatim.db.repo import CaptureState
+from verbatim.durable.core import Ticket
 from verbatim.errors import AudioRejected, RecognizerJobLost, RecognizerTransient
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
@@ -19,17 +20,20 @@ from verbatim.recognizer.turns import results_to_turns
 log = structlog.get_logger("verbatim.checkpoint")
 
 
-def wait_for_job(ctx: RunContext, ticket: RunTicket, lease: Lease, job_id: str) -> None:
+def wait_for_job(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str) -> None:
     """Poll the job with exponential backoff until done, checking the lease and the drain deadline.
 
+    The job timeout (``recognizer_job_timeout_s``) counts from the job's submission (database
+    clock), not from this run's start: a run that resumes does not restart it.
     Raises AudioRejected (rejected), RecognizerJobLost (deleted/expired), RecognizerTransient
-    (still running after recognizer_job_timeout_s), LeaseLost, RunCancelled.
+    (still running past the job timeout), LeaseLost, RunCancelled.
     """
     s = ctx.settings
     wait = s.recognizer_poll_min_s
-    give_up = time.monotonic() + s.recognizer_job_timeout_s
+    age = ticket.state.job_age_s or 0.0
+    give_up = time.monotonic() + max(0.0, s.recognizer_job_timeout_s - age)
     while True:
-        state = ctx.recognizer.state(job_id)
+        state = ctx.cancel.bounded(lambda: ctx.recognizer.state(job_id))
         if state is JobState.DONE:
             return
         if state is JobState.REJECTED:
@@ -38,28 +42,25 @@ def wait_for_job(ctx: RunContext, ticket: RunTicket, lease: Lease, job_id: str) 
             raise RecognizerJobLost(f"vendor job {job_id} is {state.value} before its turns were saved")
         crash_point("mid_poll")
         if time.monotonic() > give_up:
-            raise RecognizerTransient(f"vendor job {job_id} still running after {s.recognizer_job_timeout_s} s")
+            raise RecognizerTransient(f"vendor job {job_id} still running {s.recognizer_job_timeout_s} s after "
+                                      "its submission")
         lease.check()
         ctx.cancel.check()
         time.sleep(wait * random.uniform(0.8, 1.2))  # noqa: S311 - jitter only
         wait = min(wait * 1.6, s.recognizer_poll_max_s)
 
 
-def checkpoint(ctx: RunContext, ticket: RunTicket, lease: Lease, job_id: str) -> list[dict[str, Any]]:
-    """Fetch the finished job's speaker turns and commit them before any model touches them."""
+def checkpoint(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str) -> list[dict[str, Any]]:
+    """Fetch the finished job's speaker turns and commit them before any model touches them.
+
+    The commit also queues the vendor copy's delete in the outbox, tried at once and then by
+    the sweep process until done: from here on nothing depends on the vendor.
+    """
     wait_for_job(ctx, ticket, lease, job_id)
-    turns = results_to_turns(ctx.recognizer.transcript(job_id))
+    turns = results_to_turns(ctx.cancel.bounded(lambda: ctx.recognizer.transcript(job_id)))
     crash_point("after_turns_fetched")
     lease.check()
-    ctx.repo.save_checkpoint(ticket.session_id, ticket.fence, turns)
+    ctx.repo.save_checkpoint(ticket.subject_id, ticket.fence, turns, job_id, ticket.state.audio_path)
     crash_point("after_checkpoint")
-    drop_vendor_job(ctx, ticket, job_id, reason="checkpointed")
+    ctx.cleanup.now(ticket.subject_id)
     return turns
-
-
-def drop_vendor_job(ctx: RunContext, ticket: RunTicket, job_id: str, reason: str) -> None:
-    """Delete the vendor's copy once this run's fenced write made it redundant (404 counts as deleted)."""
-    ctx.recognizer.delete(job_id)
-    ctx.repo.mark_vendor_deleted(job_id, reason)
-    ctx.repo.clear_vendor_job(ticket.session_id, ticket.fence)
-    log.info("vendor_job_deleted", session_id=str(ticket.session_id), run=ticket.run, reason=reason)

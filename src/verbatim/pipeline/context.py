@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import redis
 
@@ -12,11 +14,15 @@ from verbatim.config import Settings
 from verbatim.db.repo import Repo
 from verbatim.errors import RunCancelled
 from verbatim.leases import Lease
-from verbatim.pipeline.notify import Notifier
 from verbatim.polish.base import Polisher
 from verbatim.queue import CaptureQueue
 from verbatim.recognizer.client import Recognizer
 from verbatim.storage import AudioVolume
+
+if TYPE_CHECKING:
+    from verbatim.pipeline.cleanup import Cleanup
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -41,6 +47,36 @@ class CancelToken:
                 self.on_expire = None
             raise RunCancelled("worker is shutting down and the drain window is over")
 
+    def time_left(self) -> float | None:
+        """Seconds until the drain deadline (None: no drain under way)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+    def bounded(self, fn: Callable[[], T], poll_s: float = 0.25) -> T:
+        """Call ``fn`` so that the run still reaches its teardown inside the drain window.
+
+        The call runs on a daemon thread while this one watches the drain deadline — which a
+        SIGTERM may set *during* the call. Past the deadline this raises RunCancelled and the
+        call is abandoned (its thread ends with the process). Re-raises whatever ``fn`` raised.
+        """
+        self.check()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def target() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=target, name="bounded-call", daemon=True).start()
+        while not done.wait(poll_s):
+            self.check()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
 
 @dataclass
 class RunContext:
@@ -53,7 +89,7 @@ class RunContext:
     polisher: Polisher
     volume: AudioVolume
     queue: CaptureQueue
-    notifier: Notifier
+    cleanup: Cleanup
     cancel: CancelToken = field(default_factory=CancelToken)
 
     def new_lease(self, session_id: object) -> Lease:

@@ -1,7 +1,12 @@
-"""Telling the therapist: webhooks signed with HMAC-SHA256, retried on a wall-clock budget.
+"""Telling the therapist: webhooks signed with HMAC-SHA256, delivered at least once through the outbox.
 
-The event itself is already durable (``session_events``, written in the same transaction
-as the state change); the webhook is a best-effort push on top of it.
+The event itself is already durable (``session_events``, written in the same transaction as
+the state change, with its outbox item). Each delivery attempt is one POST; the outbox
+retries a failed one with backoff until the endpoint acknowledges (2xx).
+
+Headers: ``X-Verbatim-Delivery`` (one id per event, the same on every retry: receivers drop
+duplicates by it), ``X-Verbatim-Timestamp`` (Unix seconds) and ``X-Verbatim-Signature``
+(``sha256=`` HMAC of ``timestamp.body``), so a receiver can refuse replays outside its window.
 """
 
 from __future__ import annotations
@@ -14,12 +19,8 @@ import uuid
 from typing import Any
 
 import httpx
-import stamina
-import structlog
 
-log = structlog.get_logger("verbatim.notify")
-
-RETRYABLE = (httpx.TransportError, httpx.HTTPStatusError)
+from verbatim.errors import NotificationFailed
 
 
 def sign(secret: str, body: bytes, timestamp: str) -> str:
@@ -29,27 +30,24 @@ def sign(secret: str, body: bytes, timestamp: str) -> str:
 
 
 class Notifier:
-    """POSTs session events to the configured webhook URL, if any."""
+    """POSTs session events to the configured webhook URL, if any (``timeout_s`` per attempt)."""
 
-    def __init__(self, url: str | None, secret: str | None, budget_s: float):
+    def __init__(self, url: str | None, secret: str | None, timeout_s: float = 5.0):
         self.url = url
         self.secret = secret
-        self.budget_s = budget_s
+        self.timeout_s = timeout_s
 
-    def send(self, kind: str, session_id: uuid.UUID, **fields: Any) -> bool:
-        """Deliver one event; True if the endpoint acknowledged (2xx) within the budget."""
+    def deliver(self, event: dict[str, Any], delivery_id: uuid.UUID) -> None:
+        """One delivery attempt of ``event`` (a JSON object); raises NotificationFailed unless acknowledged (2xx)."""
         if not self.url:
-            return False
-        body = json.dumps({"event": kind, "session_id": str(session_id), **fields}).encode()
+            return  # webhooks were switched off after the event was queued: nothing to deliver
+        body = json.dumps({**event, "delivery_id": str(delivery_id)}).encode()
         timestamp = str(int(time.time()))
-        headers = {"content-type": "application/json", "x-verbatim-timestamp": timestamp}
+        headers = {"content-type": "application/json", "x-verbatim-timestamp": timestamp,
+                   "x-verbatim-delivery": str(delivery_id)}
         if self.secret:
             headers["x-verbatim-signature"] = sign(self.secret, body, timestamp)
         try:
-            for attempt in stamina.retry_context(on=RETRYABLE, attempts=6, timeout=self.budget_s, wait_max=5.0):
-                with attempt:
-                    httpx.post(self.url, content=body, headers=headers, timeout=5.0).raise_for_status()
-        except RETRYABLE as exc:
-            log.warning("webhook_failed", session_id=str(session_id), kind=kind, error=type(exc).__name__)
-            return False
-        return True
+            httpx.post(self.url, content=body, headers=headers, timeout=self.timeout_s).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise NotificationFailed(f"webhook {event.get('event')} not acknowledged: {type(exc).__name__}") from exc

@@ -11,7 +11,8 @@ from typing import Any
 import structlog
 
 from verbatim.crash import crash_point
-from verbatim.db.repo import RunTicket
+from verbatim.db.repo import CaptureState
+from verbatim.durable.core import Ticket
 from verbatim.errors import PolishError
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
@@ -25,15 +26,18 @@ def render(
     ctx: RunContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
     polish: bool,
 ) -> tuple[dict[str, list[dict[str, Any]]], bool, list[dict[str, Any]]]:
-    """(records per client id, whether the model passes ran, the shown turns). Never mutates ``turns``."""
+    """(records per client id, whether the model passes ran, the shown turns with their ``role``).
+
+    Never mutates ``turns``. Model calls are bounded by the drain deadline.
+    """
     shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in turns]
     therapist = None
     polished = False
     if polish:
         try:
             # Both passes over the same input: an LLM polisher answers both from one call.
-            cleaned = ctx.polisher.readability(shown)
-            therapist = ctx.polisher.therapist_speaker(shown)
+            cleaned = ctx.cancel.bounded(lambda: ctx.polisher.readability(shown))
+            therapist = ctx.cancel.bounded(lambda: ctx.polisher.therapist_speaker(shown))
             shown, polished = cleaned, True
         except PolishError as exc:
             log.warning("polish_failed", error=type(exc).__name__)
@@ -41,15 +45,17 @@ def render(
     if therapist is None:
         therapist = rule_therapist(shown)
     roles = speaker_roles(shown, client_ids, therapist, speaker_map)
+    shown = [{**t, "role": roles[t["speaker"]]} for t in shown]
     return split_per_client(shown, client_ids, roles), polished, shown
 
 
-def publish(ctx: RunContext, ticket: RunTicket, lease: Lease, turns: list[dict[str, Any]]) -> bool:
+def publish(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, turns: list[dict[str, Any]]) -> bool:
     """Write the published transcript(s) and mark the session ready (fenced). Returns ``polished``."""
     polish = ticket.run <= ctx.settings.polished_runs
-    records, polished, shown = render(ctx, turns, ticket.client_ids, ticket.speaker_map, polish)
+    state = ticket.state
+    records, polished, shown = render(ctx, turns, state.client_ids, state.speaker_map, polish)
     lease.check()
     ctx.cancel.check()
-    ctx.repo.publish(ticket.session_id, ticket.fence, ticket.run, records, polished, shown)
+    ctx.repo.publish(ticket.subject_id, ticket.fence, ticket.run, records, polished, shown)
     crash_point("after_publish")
     return polished

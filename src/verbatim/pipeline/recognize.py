@@ -7,11 +7,12 @@ import uuid
 import structlog
 
 from verbatim.crash import crash_point
-from verbatim.db.repo import RunTicket
+from verbatim.db.repo import CaptureState
+from verbatim.durable.core import Ticket
 from verbatim.errors import LeaseLost, RecognizerJobLost
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
-from verbatim.telemetry import metrics
+from verbatim.polish.split import speaker_count
 
 log = structlog.get_logger("verbatim.recognize")
 
@@ -24,62 +25,55 @@ def adopt(ctx: RunContext, session_id: uuid.UUID) -> str | None:
     """
     for job_id in ctx.repo.ledger_jobs(session_id):
         try:
-            state = ctx.recognizer.state(job_id)
+            state = ctx.cancel.bounded(lambda j=job_id: ctx.recognizer.state(j))  # type: ignore[misc]
         except RecognizerJobLost:
             continue
         if state.value in ("running", "done"):
             return job_id
-    return ctx.recognizer.find_session_job(session_id, exclude=ctx.repo.retired_jobs(session_id))
+    retired = ctx.repo.retired_jobs(session_id)
+    return ctx.cancel.bounded(lambda: ctx.recognizer.find_session_job(session_id, exclude=retired))
 
 
-def recognize(ctx: RunContext, ticket: RunTicket, lease: Lease) -> str:
+def recognize(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease) -> str:
     """Get the session's audio to the recognizer exactly once; returns the saved vendor job id.
 
     Raises RecognizerTransient when the vendor stays unavailable past the retry budget,
     RecognizerAuth / AudioRejected for permanent faults, LeaseLost / FenceLost / RunCancelled
-    when the run must stop.
+    when the run must stop. Every blocking call is bounded by the drain deadline.
     """
-    sid = ticket.session_id
+    sid = ticket.subject_id
+    state = ticket.state
     job_id = adopt(ctx, sid)
     ledger_id = None
     if job_id is not None:
         log.info("vendor_job_adopted", session_id=str(sid), run=ticket.run)
     else:
-        if not ticket.audio_path:
+        if not state.audio_path:
             raise RecognizerJobLost("no recording and no vendor job: nothing left to recognize")
         lease.check()
         ctx.cancel.check()
         ledger_id = ctx.repo.open_ledger(sid, ticket.run)
+        speakers = speaker_count(state.client_ids, state.session_type)
         for attempt in ctx.recognizer.retry.attempts_iter():
             with attempt:
                 # A submit that timed out may have created the job anyway: look before resubmitting.
                 found = adopt(ctx, sid) if attempt.num > 1 else None
-                job_id = found or ctx.recognizer.submit(ctx.volume.path_for(sid), sid)
+                job_id = found or ctx.cancel.bounded(
+                    lambda: ctx.recognizer.submit(ctx.volume.path_for(sid), sid, max_speakers=speakers))
         assert job_id is not None
-        crash_point("after_submit")
-        if not lease.renew():
-            # Lost the lease during the submit: the new job must not outlive it — unless a newer
-            # run already exists and may adopt it (then the ledger keeps it for that run or the sweep).
-            if ctx.repo.retire_new_job(sid, ticket.fence, ledger_id, job_id):
-                ctx.recognizer.delete(job_id)
-                metrics.vendor_jobs_deleted.labels(reason="lease_lost").inc()
-            raise LeaseLost("lease lost while submitting")
+    # In the ledger at once, in its own commit: a withdrawal or failure that races this run
+    # (and makes the fenced save below fail) still finds the job to delete.
+    ctx.repo.note_job(sid, ledger_id, job_id)
+    crash_point("after_submit")
+    if ledger_id is not None and not lease.renew():
+        # Lost the lease during the submit: the new job must not outlive it — unless a newer
+        # run already exists and may adopt it (then the ledger keeps it for that run or the sweep).
+        if ctx.repo.retire_new_job(sid, ticket.fence, ledger_id, job_id):
+            ctx.cleanup.now(sid)
+        raise LeaseLost("lease lost while submitting")
     # The job id must be durable before our copy of the audio goes: from here the vendor's copy
-    # is what a later run resumes from.
-    ctx.repo.save_job_id(sid, ticket.fence, ledger_id, job_id)
+    # is what a later run resumes from. The same commit queues our audio's delete.
+    ctx.repo.save_job_id(sid, ticket.fence, job_id, state.audio_path)
     crash_point("after_job_saved")
-    drop_audio(ctx, ticket)
+    ctx.cleanup.now(sid)
     return job_id
-
-
-def drop_audio(ctx: RunContext, ticket: RunTicket) -> None:
-    """Delete our recording once a saved vendor job id has made it redundant.
-
-    Called only after this run's fenced write succeeded (job id saved, or the status write
-    that resumed the run): the fenced ``clear_audio`` proves we are still the newest run.
-    """
-    path = ctx.volume.path_for(ticket.session_id)
-    if ticket.audio_path is None and not path.exists():
-        return
-    ctx.repo.clear_audio(ticket.session_id, ticket.fence)
-    ctx.volume.delete(path)

@@ -1,27 +1,44 @@
-"""Sweeps, run by Celery beat every ``sweep_interval_s`` (DESIGN.md "Finding dead runs").
+"""The sweep process (``verbatim sweeper``; DESIGN.md "Finding dead runs").
 
-(a) stalled sessions: outstanding work, no live lease, not waiting in the queue → re-queued.
-(b) stranded vendor jobs: ours (tagged), older than ``vendor_job_max_age_s``, referenced by
+Every ``sweep_tick_s`` (2 s), each step isolated from the others (one failing step is
+logged and counted, and the rest still run):
+
+(a) due runs: ``durable_runs.due_at`` has passed (database clock). Lease still held → due
+    again at its expiry (the recheck at lease expiry); work outstanding and no lease →
+    enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
+    cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
+(b) stalled sessions (the safety net): work outstanding, no due time, no write for
+    ``stall_s`` (180 s) → due now.
+(c) the outbox: pending vendor deletes, file deletes and webhooks, retried with backoff.
+
+And every ``sweep_interval_s`` (60 s), claimed in ``sweep_schedule`` so two sweep processes
+never run the same one twice in a period:
+
+(d) stranded vendor jobs: ours (tagged), older than ``vendor_job_max_age_s``, referenced by
     no live session → deleted; a live session still pointing at one is reported, not stripped.
-(c) orphan audio: recordings (and partial uploads) with no live session, older than
+(e) orphan audio: recordings (and partial uploads) with no live session, unchanged for
     ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
+(f) the analysis re-emit (``verbatim.reliability.sweep``).
 
-Every sweep is idempotent, and a Redis lock keeps two beats from sweeping at once.
+Celery beat has no job left: a beat only sent messages to a queue that busy capture workers
+serve, which is how sweeps starved. Every step is idempotent: two sweep processes are safe.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
-from verbatim.leases import is_held
 from verbatim.pipeline.context import RunContext
 from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
@@ -30,71 +47,150 @@ from verbatim.telemetry import metrics
 log = structlog.get_logger("verbatim.sweep")
 
 LIVE = [s.value for s in ACTIVE] + ["blocked"]
+ACTIVE_VALUES = frozenset(s.value for s in ACTIVE)
+DUE_BATCH = 200
 
 
 @dataclass
 class SweepReport:
-    """What one sweep pass did (counts and ids, for logs and tests)."""
+    """What one tick did (counts and ids, for logs and tests). ``steps``: step name → done / not_due / error."""
 
     requeued: list[uuid.UUID] = field(default_factory=list)
+    rechecks: int = 0
+    stalled: list[uuid.UUID] = field(default_factory=list)
+    outbox_done: int = 0
+    outbox_failed: int = 0
     vendor_deleted: list[str] = field(default_factory=list)
     vendor_reported: list[str] = field(default_factory=list)
     audio_deleted: int = 0
     uploads_expired: int = 0
-    skipped: bool = False
+    analysis_reemitted: int = 0
+    steps: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[str]:
+        return [name for name, result in self.steps.items() if result == "error"]
 
 
-def sweep_all(ctx: RunContext) -> SweepReport:
-    """Run the three sweeps under the sweep lock; a second beat finds it held and skips."""
-    lock_ms = max(1000, int(ctx.settings.sweep_interval_s * 1000) - 500)
-    token = uuid.uuid4().hex
-    if not ctx.redis.set(keys.SWEEP_LOCK, token, nx=True, px=lock_ms):
-        return SweepReport(skipped=True)
+def tick(ctx: RunContext) -> SweepReport:
+    """One pass of every step; each one isolated. Periodic steps run only when their period is due."""
     report = SweepReport()
-    requeue_stalled(ctx, report)
-    delete_stranded_vendor_jobs(ctx, report)
-    delete_orphan_audio(ctx, report)
-    if (report.requeued or report.vendor_deleted or report.vendor_reported or report.audio_deleted
-            or report.uploads_expired):
+    _step(report, "stalled", lambda: mark_stalled_due(ctx, report))
+    _step(report, "due_runs", lambda: requeue_due(ctx, report))
+    _step(report, "outbox", lambda: _outbox(ctx, report))
+    for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
+                     ("analysis_reemit", _analysis_reemit)):
+        if _claim_period(ctx, name):
+            _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
+        else:
+            report.steps[name] = "not_due"
+    if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
+            or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors):
         log.info(
-            "sweep_done", requeued=len(report.requeued), vendor_deleted=len(report.vendor_deleted),
-            vendor_reported=len(report.vendor_reported), audio_deleted=report.audio_deleted,
-            uploads_expired=report.uploads_expired,
+            "sweep_done", requeued=len(report.requeued), rechecks=report.rechecks, stalled=len(report.stalled),
+            outbox_done=report.outbox_done, outbox_failed=report.outbox_failed,
+            vendor_deleted=len(report.vendor_deleted), vendor_reported=len(report.vendor_reported),
+            audio_deleted=report.audio_deleted, uploads_expired=report.uploads_expired, errors=report.errors,
         )
     return report
 
 
-def requeue_stalled(ctx: RunContext, report: SweepReport) -> None:
-    """Re-queue sessions with outstanding work that nobody is doing and nothing is queued for.
+def _step(report: SweepReport, name: str, fn: Callable[[], object]) -> None:
+    try:
+        fn()
+        report.steps[name] = "done"
+    except Exception as exc:  # noqa: BLE001 - one failing sweep must not stop the others
+        report.steps[name] = "error"
+        metrics.sweep_errors.labels(sweep=name).inc()
+        log.warning("sweep_failed", sweep=name, error=f"{type(exc).__name__}: {exc}"[:300])
 
-    The query uses the partial index ``ix_sessions_active``: finished sessions cost nothing.
-    A session touched in the last lease TTL is left alone (its run may be just starting).
+
+def _claim_period(ctx: RunContext, name: str) -> bool:
+    """Take this period of a periodic sweep (database clock); False if it already ran in this period."""
+    with db_session(ctx.repo.url) as db:
+        return db.execute(
+            text("""
+                INSERT INTO sweep_schedule (name, next_at) VALUES (:name, now() + make_interval(secs => :every))
+                ON CONFLICT (name) DO UPDATE SET next_at = EXCLUDED.next_at WHERE sweep_schedule.next_at <= now()
+                RETURNING name
+            """),
+            {"name": name, "every": ctx.settings.sweep_interval_s},
+        ).first() is not None
+
+
+def run_forever(ctx: RunContext, stop: threading.Event) -> None:
+    """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM).
+
+    A tick that ends after the next one was due logs ``sweep_late`` (how late, in seconds).
     """
-    cutoff = datetime.now(UTC) - timedelta(seconds=ctx.settings.lease_ttl_s / 4)
-    interval_ms = ctx.settings.sweep_interval_s * 1000
-    for sid in ctx.repo.active_since(cutoff):
-        if is_held(ctx.redis, sid):
-            # If this lease's holder is dead, it expires before the next sweep: check again right
-            # then, so recovery is bounded by the lease, not by the lease plus a sweep period.
-            pttl = int(ctx.redis.pttl(keys.lease(sid)))
-            if 0 < pttl < interval_ms:
-                ctx.queue.recheck_at_lease_expiry(sid, pttl / 1000 + 0.5)
+    period = ctx.settings.sweep_tick_s
+    log.info("sweeper_started", tick_s=period, interval_s=ctx.settings.sweep_interval_s)
+    next_at = time.monotonic()
+    while not stop.is_set():
+        tick(ctx)
+        next_at += period
+        late = time.monotonic() - next_at
+        if late > 0:
+            log.info("sweep_late", late_s=round(late, 3))
+            next_at = time.monotonic()
+        stop.wait(max(0.0, next_at - time.monotonic()))
+    log.info("sweeper_stopped")
+
+
+# --- (a) and (b): due runs, stalled sessions ----------------------------------------------
+def requeue_due(ctx: RunContext, report: SweepReport) -> None:
+    """Look at every capture run whose due time has passed (see the module docstring, (a))."""
+    s = ctx.settings
+    store = ctx.repo.runs
+    for sid in store.claim_due(DUE_BATCH, s.stall_s):
+        pttl = int(ctx.redis.pttl(keys.lease(sid)))
+        if pttl > 0:
+            # Someone holds the lease: if its holder is dead, it expires in pttl ms — look then.
+            store.set_due(sid, pttl / 1000 + 0.05)
+            report.rechecks += 1
             continue
-        if recheck(ctx, sid):
-            report.requeued.append(sid)
+        with db_session(ctx.repo.url) as db:
+            status = db.execute(select(Session.status).where(Session.id == sid)).scalar_one_or_none()
+        if status not in ACTIVE_VALUES:
+            store.set_due(sid, None)
+            continue
+        ctx.queue.enqueue(sid)
+        metrics.sweep_requeued.inc()
+        report.requeued.append(sid)
 
 
-def recheck(ctx: RunContext, session_id: uuid.UUID) -> bool:
-    """Re-queue one session if it has outstanding work, no live lease and nothing queued; True if it did."""
-    if is_held(ctx.redis, session_id) or ctx.queue.is_queued(session_id):
-        return False
-    if ctx.repo.get(session_id).status not in {s.value for s in ACTIVE}:
-        return False
-    ctx.queue.enqueue(session_id)
-    metrics.sweep_requeued.inc()
-    return True
+def mark_stalled_due(ctx: RunContext, report: SweepReport) -> None:
+    """Sessions with work outstanding, no due time and no write for ``stall_s`` (database clock) → due now."""
+    with db_session(ctx.repo.url) as db:
+        stalled = list(db.execute(
+            text("""
+                SELECT s.id FROM sessions s
+                LEFT JOIN durable_runs r ON r.kind = 'capture' AND r.subject_id = s.id
+                WHERE s.status IN ('queued', 'recognizing', 'checkpointed', 'publishing')
+                  AND s.updated_at < now() - make_interval(secs => :stall)
+                  AND r.due_at IS NULL
+                LIMIT :limit
+            """),
+            {"stall": ctx.settings.stall_s, "limit": DUE_BATCH},
+        ).scalars())
+        for sid in stalled:
+            ctx.repo.runs.ensure(db, sid, ctx.settings.session_deadline_s, 0.0)
+    report.stalled.extend(stalled)
 
 
+def _outbox(ctx: RunContext, report: SweepReport) -> None:
+    delivered = ctx.cleanup.deliver()
+    report.outbox_done += len(delivered.done)
+    report.outbox_failed += len(delivered.failed)
+
+
+def _analysis_reemit(ctx: RunContext, report: SweepReport) -> None:
+    from verbatim.reliability.sweep import sweep as reliability_sweep
+
+    report.analysis_reemitted = len(reliability_sweep(ctx.redis, ctx.repo.url).reemitted)
+
+
+# --- (d) and (e): stranded vendor jobs, orphan audio -----------------------------------------
 def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
     """Delete our vendor jobs older than the max age that no live session references.
 
@@ -114,7 +210,8 @@ def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
         ):
             if job_id is not None:
                 owners[job_id] = sid
-    for job in ctx.recognizer.list_jobs(created_before=cutoff):
+    # One attempt per call: a tick must not wait out a retry budget (the next period tries again).
+    for job in ctx.recognizer.list_jobs(created_before=cutoff, once=True):
         if job.session_id is not None:  # tagged at submission: ours
             owners[job.job_id] = job.session_id
     if not owners:
@@ -136,14 +233,19 @@ def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
             log.warning("stranded_vendor_job_still_referenced", job_id=job_id, session_id=str(sid))
             report.vendor_reported.append(job_id)
             continue
-        ctx.recognizer.delete(job_id)
+        ctx.recognizer.delete(job_id, once=True)
         ctx.repo.mark_vendor_deleted(job_id, "stranded")
         report.vendor_deleted.append(job_id)
 
 
 def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     """Delete recordings with no live session, and partial uploads, past the grace period;
-    and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation)."""
+    and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation).
+
+    The grace counts from when a file reached its current folder (the volume and the tus
+    finalize set its mtime on arrival). Ownership is read *after* listing, and each file's age
+    is checked again right before its delete: a file claimed or committed meanwhile stays.
+    """
     grace = ctx.settings.orphan_audio_grace_s
     volume = ctx.volume
     old_audio = volume.older_than(volume.audio_dir, grace)
@@ -159,10 +261,10 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
                 db.execute(select(Session.id).where(Session.id.in_(ids), Session.status.in_(LIVE))).scalars()
             )
         for sid, path in ids.items():
-            if sid not in live and volume.delete(path):
+            if sid not in live and volume.delete_stale(path, grace):
                 report.audio_deleted += 1
     for path in volume.older_than(volume.incoming_dir, grace):
-        if volume.delete(path):
+        if volume.delete_stale(path, grace):
             report.audio_deleted += 1
     uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s)
     report.uploads_expired += uploads.delete_expired()

@@ -1,10 +1,20 @@
 """Speaker roles and the per-client split (DESIGN.md step 6). Not a model pass: always runs.
 
-Speakers other than the therapist map to client ids in order of first speech, unless the
-clinician corrected the mapping (``speaker_map``: label → ``"therapist"`` or a client id).
+Roles: each speaker label is ``"therapist"``, one of the session's client ids, or
+``"unassigned"``. The clinician's correction (``speaker_map``) wins. Otherwise the therapist
+label comes from the polisher (or the rule), and the other labels map to client ids in order
+of first speech — but only when that mapping can be trusted:
+
+- one client: every other voice is that client (a single voice heard as two);
+- several clients (couples, family, group): only when the recognizer heard exactly one voice
+  per client. Fewer voices means two people were merged into one label, more means a voice
+  was split or a stranger spoke: no automatic mapping can keep one client's words out of
+  another's record, so those turns stay **unassigned** until the therapist names them
+  (``PUT /v1/sessions/{id}/speakers``).
+
 Each client's record holds the therapist's turns and that client's own turns; another
-participant's turns appear only as placeholders, so a record released to one client never
-exposes another's words.
+participant's turns — and unassigned ones — appear only as placeholders, so a record released
+to one client never exposes another's words.
 """
 
 from __future__ import annotations
@@ -14,37 +24,45 @@ from typing import Any
 from verbatim.polish.base import Turn
 
 THERAPIST = "therapist"
+UNASSIGNED = "unassigned"
 PLACEHOLDER = "[another participant spoke]"
+
+
+def speaker_count(client_ids: list[str], session_type: str) -> int:
+    """How many voices the session implies: its clients and the therapist (``dictation``: the therapist alone)."""
+    return 1 if session_type == "dictation" else len(client_ids) + 1
 
 
 def speaker_roles(
     turns: list[Turn], client_ids: list[str], therapist: str | None, speaker_map: dict[str, str] | None
 ) -> dict[str, str]:
-    """Label → ``"therapist"`` or a client id, for every speaker label in ``turns``."""
+    """Label → ``"therapist"``, a client id or ``"unassigned"``, for every speaker label in ``turns``."""
+    labels = list(dict.fromkeys(t["speaker"] for t in turns))  # in order of first speech
     if speaker_map:
-        roles = dict(speaker_map)
+        return {label: speaker_map.get(label, UNASSIGNED) for label in labels}
+    roles: dict[str, str] = {therapist: THERAPIST} if therapist is not None and therapist in labels else {}
+    others = [label for label in labels if label not in roles]
+    if len(client_ids) == 1:
+        roles.update({label: client_ids[0] for label in others})
+    elif len(others) == len(client_ids):
+        roles.update(zip(others, client_ids, strict=True))
     else:
-        roles = {therapist: THERAPIST} if therapist else {}
-        pending = iter(client_ids)
-        for turn in turns:
-            label = turn["speaker"]
-            if label not in roles:
-                # More voices than client ids: extra voices fold into the last client.
-                roles[label] = next(pending, client_ids[-1])
-    for turn in turns:
-        roles.setdefault(turn["speaker"], client_ids[-1])
+        roles.update({label: UNASSIGNED for label in others})
     return roles
 
 
 def split_per_client(
     turns: list[Turn], client_ids: list[str], roles: dict[str, str]
 ) -> dict[str, list[dict[str, Any]]]:
-    """One record per client id: ``{client_id: [segment, …]}``; segments carry speaker, times, text."""
+    """One record per client id: ``{client_id: [segment, …]}``; segments carry speaker, times, text.
+
+    A turn whose label has no role is treated as unassigned (never as anyone's own words).
+    """
     records: dict[str, list[dict[str, Any]]] = {}
     for client in client_ids:
         segments = []
         for turn in turns:
-            role = roles[turn["speaker"]]
+            role = roles.get(turn["speaker"], UNASSIGNED)
             own = role in (THERAPIST, client)
             segments.append(
                 {
@@ -57,3 +75,12 @@ def split_per_client(
             )
         records[client] = segments
     return records
+
+
+def unassigned_turns(turns: list[Turn], roles: dict[str, str]) -> list[dict[str, Any]]:
+    """The turns no role claims, for the therapist to name (never part of a client's record)."""
+    return [
+        {"speaker": UNASSIGNED, "speaker_label": t["speaker"], "start_s": round(float(t["start_s"]), 3),
+         "end_s": round(float(t["end_s"]), 3), "text": t["text"]}
+        for t in turns if roles.get(t["speaker"], UNASSIGNED) == UNASSIGNED
+    ]

@@ -44,7 +44,10 @@ TAG = "verbatim"
 
 
 class JobState(StrEnum):
-    """A vendor job's state as the batch API reports it (expired = HTTP 410)."""
+    """A vendor job's state as the batch API reports it (expired = HTTP 410).
+
+    Speechmatics' ``created`` (accepted, not started) is RUNNING here: both mean "not done yet".
+    """
 
     RUNNING = "running"
     DONE = "done"
@@ -100,8 +103,11 @@ class Recognizer:
         self._client.close()
 
     # --- calls -------------------------------------------------------------------------
-    def submit(self, audio: Path, session_id: uuid.UUID) -> str:
+    def submit(self, audio: Path, session_id: uuid.UUID, max_speakers: int | None = None) -> str:
         """Submit one recording with speaker diarization; returns the vendor job id.
+
+        ``max_speakers``: how many voices the session implies (clients + therapist), sent as
+        Speechmatics' ``speaker_diarization_config.max_speakers``.
 
         Not retried here (a submit that timed out may still have created a job): raises
         RecognizerTransient, and the caller looks for the job by its tag before trying again.
@@ -109,7 +115,10 @@ class Recognizer:
         """
         config = sm.JobConfig(
             type=sm.JobType.TRANSCRIPTION,
-            transcription_config=sm.TranscriptionConfig(language=self.language, diarization="speaker"),
+            transcription_config=sm.TranscriptionConfig(
+                language=self.language, diarization="speaker",
+                speaker_diarization_config={"max_speakers": max_speakers} if max_speakers else None,
+            ),
             tracking=sm._models.TrackingConfig(  # noqa: SLF001 - not re-exported in 1.1.0
                 title=f"verbatim session {session_id}",
                 reference=str(session_id),
@@ -126,7 +135,7 @@ class Recognizer:
             info = self._retrying(lambda: self._client.get_job_info(job_id))
         except RecognizerJobLost as exc:
             return JobState.EXPIRED if "expired" in str(exc) else JobState.DELETED
-        return JobState(info.status.value)
+        return job_state(info.status.value)
 
     def transcript(self, job_id: str) -> list[dict[str, Any]]:
         """The job's json-v2 ``results`` as Speechmatics documents them (list of dicts, times in seconds).
@@ -137,18 +146,25 @@ class Recognizer:
         assert isinstance(result, sm.Transcript)
         return [_strip_none(dataclasses.asdict(r)) for r in result.results]
 
-    def delete(self, job_id: str) -> bool:
-        """Delete (force) a job and its data. True if deleted now, False if it was already gone."""
+    def delete(self, job_id: str, *, once: bool = False) -> bool:
+        """Delete (force) a job and its data. True if deleted now, False if it was already gone.
+
+        ``once``: a single attempt (the outbox retries); otherwise retried under the policy.
+        """
         try:
-            self._retrying(lambda: self._client.delete_job(job_id, force=True))
+            call = (lambda: self._call(lambda: self._client.delete_job(job_id, force=True))) if once else (
+                lambda: self._retrying(lambda: self._client.delete_job(job_id, force=True)))
+            call()
         except RecognizerJobLost:
             return False
         return True
 
-    def list_jobs(self, created_before: datetime | None = None, limit: int = 1000) -> list[VendorJob]:
-        """Jobs in the vendor's list, optionally only those created before a UTC time."""
+    def list_jobs(self, created_before: datetime | None = None, limit: int = 1000, *,
+                  once: bool = False) -> list[VendorJob]:
+        """Jobs in the vendor's list, optionally only those created before a UTC time (``once``: one attempt)."""
         before = created_before.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if created_before else None
-        jobs = self._retrying(lambda: self._client.list_jobs(created_before=before, limit=limit))
+        fetch = lambda: self._client.list_jobs(created_before=before, limit=limit)  # noqa: E731
+        jobs = self._call(fetch) if once else self._retrying(fetch)
         return [_vendor_job(j) for j in jobs]
 
     def find_session_job(self, session_id: uuid.UUID, exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
@@ -187,7 +203,9 @@ class Recognizer:
             # No HTTP response at all (connection refused/reset, timeout): worth retrying.
             if _is_connection_fault(exc):
                 return RecognizerTransient(f"recognizer unreachable: {exc}", retry_after_s=self._retry_after)
-            return RecognizerJobLost(f"vendor job unusable: {exc}")
+            # An answer we cannot read (truncated JSON, a body without `job`, a status we do not
+            # know) says nothing about the job: transient, never "deleted".
+            return RecognizerTransient(f"recognizer answer not understood: {type(exc).__name__}: {exc}")
         status = transport.status_code
         if status is None or status in (408, 429) or status >= 500:
             return RecognizerTransient(f"recognizer unavailable: {exc}", retry_after_s=self._retry_after)
@@ -196,6 +214,16 @@ class Recognizer:
         if status == 404:
             return RecognizerJobLost(f"vendor job not found (deleted): {exc}")
         return on_4xx(f"recognizer answered {status}: {exc}")
+
+
+def job_state(value: str) -> JobState:
+    """Our JobState for a status the API sent; ``created`` is RUNNING. Raises RecognizerTransient if unknown."""
+    if value == "created":
+        return JobState.RUNNING
+    try:
+        return JobState(value)
+    except ValueError:
+        raise RecognizerTransient(f"recognizer answered an unknown job status {value!r}") from None
 
 
 def _transport_error(exc: BaseException) -> sm.TransportError | None:
@@ -249,4 +277,8 @@ def _vendor_job(job: sm.JobDetails) -> VendorJob:
             created = datetime.fromisoformat(job.created_at.replace("Z", "+00:00"))
         except ValueError:
             created = None
-    return VendorJob(job_id=job.id, created_at=created, session_id=session_id, state=JobState(job.status.value))
+    try:
+        state = job_state(job.status.value)
+    except RecognizerTransient:
+        state = JobState.RUNNING  # not done, not ours to judge: adoption and sweeps treat it as live
+    return VendorJob(job_id=job.id, created_at=created, session_id=session_id, state=state)

@@ -6,9 +6,9 @@
 2. ``emit_requested`` — after the capture run released its lease: the event goes on the
    main stream and the row is marked emitted. Best-effort: it never raises (Redis down →
    logged; the sweep emits it later).
-3. ``sweep`` — run by Celery beat with the other sweeps: re-emits requests never emitted
-   (older than ``sweep_grace_s``) or emitted longer ago than ``reemit_after_s`` and still
-   not analysed, and purges the suggestions of withdrawn sessions (they quote the
+3. ``sweep`` — run by the sweep process (``verbatim sweeper``) with the other periodic
+   sweeps: re-emits requests never emitted (older than ``sweep_grace_s``) or emitted longer
+   ago than ``reemit_after_s`` and still not analysed, and purges the suggestions of withdrawn sessions (they quote the
    transcript). Idempotent: a request emitted twice is analysed once (lock + guarded commit).
 """
 

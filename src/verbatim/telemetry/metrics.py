@@ -22,6 +22,9 @@ teardown_duration = Histogram(
     "teardown_duration_seconds", "Time spent writing state while shutting down or cancelling",
     buckets=(0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 20, 30, 60),
 )
+outbox_attempts = Counter("outbox_attempts_total", "Outbox delivery attempts, by kind and outcome",
+                          ["kind", "outcome"])
+sweep_errors = Counter("sweep_errors_total", "Sweeps that raised (each sweep is isolated), by sweep", ["sweep"])
 vendor_jobs_deleted = Counter("vendor_jobs_deleted_total", "Vendor jobs deleted, by reason", ["reason"])
 
 

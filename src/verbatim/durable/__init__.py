@@ -1,0 +1,7 @@
+"""The durable-run core, shared by every kind of run (capture runs, note runs).
+
+``store``: runs, fencing token, refund, due time and deadline in PostgreSQL (``durable_runs``).
+``core``: lease → count the run and take the fencing token → bound the runs → steps →
+release → notify, with the drain, the budgeted teardown and the refund.
+``outbox``: pending deletes and notifications, retried by the sweep process until done.
+"""

@@ -1,0 +1,255 @@
+"""One durable-run mechanism for every kind of run (DESIGN.md "The capture run", steps 1–3 and 7).
+
+    lease → count the run and take the fencing token → bound the runs (and the deadline)
+          → the kind's steps → release → settle the due time → notify
+
+with the drain (a cancelled run is refunded, keeps what it saved and is re-queued), a
+wall-clock budget on every teardown write, and an idempotent refund for transient faults.
+A kind (the capture run, the note run) supplies only what is its own: how to read its
+subject, its steps, how to give up, and whom to tell. No expected fault escapes ``execute``.
+
+Why our own code: this is the durability logic Verbatim exists for; Celery's retries and
+acks decide nothing here (DESIGN.md "Failure modes").
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+import redis
+import structlog
+from sqlalchemy.orm import Session as OrmSession
+
+from verbatim.db.engine import db_session
+from verbatim.durable.store import RunStore
+from verbatim.errors import IllegalTransition, NotFound, RunCancelled, RunStopped, VerbatimError
+from verbatim.leases import Lease
+from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
+from verbatim.telemetry import metrics
+
+log = structlog.get_logger("verbatim.run")
+
+INTERRUPTED = "interrupted"
+DEADLINE_EXCEEDED = "deadline_exceeded"
+
+S = TypeVar("S")
+
+
+class Outcome(StrEnum):
+    """How a run ended."""
+
+    BUSY = "busy"  #: another run holds the lease; this one did nothing and counted nothing
+    NOTHING = "nothing"  #: the subject has no outstanding work
+    READY = "ready"  #: the run's result is published
+    FAILED = "failed"  #: terminal failure recorded (and its clean-up queued in the outbox)
+    BLOCKED = "blocked"  #: configuration fault; inputs kept for an admin retry
+    INTERRUPTED = "interrupted"  #: too many runs; everything deleted, the owner told
+    RETRY_LATER = "retry_later"  #: transient fault outlasted its budget; run refunded, due again later
+    FAULT = "fault"  #: an unexpected fault; the run stays counted (bounded by max_runs), due again later
+    CANCELLED = "cancelled"  #: drain deadline passed; saved state kept, run refunded, re-queued now
+    SUPERSEDED = "superseded"  #: lease or fence lost to a newer run (or the subject moved on); wrote nothing more
+
+
+#: outcomes after which the subject has nothing left to look at
+FINAL = frozenset({Outcome.READY, Outcome.FAILED, Outcome.BLOCKED, Outcome.INTERRUPTED})
+
+
+@dataclass(frozen=True)
+class Ticket(Generic[S]):
+    """What a run learns when it is counted: its number (1-based), fencing token, deadline, the subject's state."""
+
+    subject_id: uuid.UUID
+    run: int
+    fence: int
+    overdue: bool
+    state: S
+
+
+class RunKind(Protocol[S]):
+    """What a kind of run supplies to the core."""
+
+    name: str  #: ``durable_runs.kind`` and the lease's namespace
+    log_key: str  #: the structured-log field naming the subject (e.g. ``session_id``)
+
+    def load(self, db: OrmSession, subject_id: uuid.UUID) -> S | None:
+        """The subject's state, read in the counting transaction; None when it has no outstanding work."""
+
+    def steps(self, ticket: Ticket[S], lease: Lease) -> Outcome:
+        """The kind's own work. May raise RunStopped (lease/fence lost, cancelled) and VerbatimError."""
+
+    def give_up(self, ticket: Ticket[S], code: str, detail: str) -> None:
+        """Record a terminal failure (fenced) and queue the clean-up of every copy in the outbox."""
+
+    def event(self, ticket: Ticket[S], kind: str, failure_code: str | None, detail: dict[str, Any]) -> None:
+        """Append an event to the subject's history (not fenced)."""
+
+    def requeue(self, subject_id: uuid.UUID) -> None:
+        """Send a message that starts a run now (may raise if the broker is down)."""
+
+    def after(self, ticket: Ticket[S], outcome: Outcome) -> None:
+        """After the lease is released: tell whoever waits (best effort; must not raise)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one kind of run (seconds unless named otherwise)."""
+
+    max_runs: int
+    deadline_s: float  #: wall-clock bound from the subject's creation
+    lease_ttl_s: float
+    heartbeat_s: float
+    retry_later_s: float  #: when a refunded or faulted run is due again
+    teardown_budget_s: float
+    teardown_attempt_timeout_s: float
+
+
+class DurableRuns(Generic[S]):
+    """Executes runs of one kind: ``execute(subject_id)`` → Outcome; never raises for expected faults."""
+
+    def __init__(self, kind: RunKind[S], store: RunStore, client: redis.Redis, limits: Limits,
+                 lease_key: Callable[[uuid.UUID], str]):
+        self.kind = kind
+        self.store = store
+        self.redis = client
+        self.limits = limits
+        self.lease_key = lease_key
+
+    def execute(self, subject_id: uuid.UUID) -> Outcome:
+        """Run the kind once for ``subject_id``. Order is the design; see the module docstring."""
+        lim = self.limits
+        lease = Lease(self.redis, subject_id, lim.lease_ttl_s, lim.heartbeat_s, key=self.lease_key(subject_id))
+        try:
+            acquired = lease.acquire()
+        except redis.RedisError as exc:
+            # Without the lease no run may start; the due time brings the subject back.
+            log.warning("lease_unavailable", error=type(exc).__name__, **{self.kind.log_key: str(subject_id)})
+            return Outcome.BUSY
+        if not acquired:
+            metrics.lock_acquired.labels(outcome="busy").inc()
+            log.info("lease_busy", **{self.kind.log_key: str(subject_id)})
+            return Outcome.BUSY
+        metrics.lock_acquired.labels(outcome="acquired").inc()
+        ticket: Ticket[S] | None = None
+        outcome = Outcome.SUPERSEDED
+        try:
+            # Counted before any checkpoint is read: a saved checkpoint never lifts the run limit.
+            ticket = self._count(subject_id)
+            if ticket is None:
+                outcome = Outcome.NOTHING
+                return outcome
+            metrics.session_runs.inc()
+            structlog.contextvars.bind_contextvars(**{self.kind.log_key: str(subject_id)}, run=ticket.run)
+            outcome = self._bounded_steps(ticket, lease)
+            return outcome
+        except VerbatimError as exc:
+            # Counting failed (database down): nothing was counted; the due time brings it back.
+            log.warning("run_not_started", error=f"{type(exc).__name__}: {exc}"[:300])
+            outcome = Outcome.FAULT
+            return outcome
+        finally:
+            if outcome is Outcome.CANCELLED and ticket is not None:
+                self._teardown(ticket, lease)
+            else:
+                self._release(lease)
+                self._settle(subject_id, ticket, outcome)
+                if ticket is not None:
+                    self.kind.after(ticket, outcome)
+                log.info("run_finished", outcome=outcome.value)
+            structlog.contextvars.unbind_contextvars(self.kind.log_key, "run")
+
+    # --- steps 2 and 3 ------------------------------------------------------------------
+    def _count(self, subject_id: uuid.UUID) -> Ticket[S] | None:
+        try:
+            with db_session(self.store.url) as db:
+                counted = self.store.count(db, subject_id, self.limits.lease_ttl_s, self.limits.deadline_s)
+                state = self.kind.load(db, subject_id)
+                if state is None:
+                    db.rollback()  # nothing to do: the count is not kept
+                    return None
+        except Exception as exc:
+            raise VerbatimError(f"could not count the run: {exc}") from exc
+        return Ticket(subject_id, counted.run, counted.fence, counted.overdue, state)
+
+    def _bounded_steps(self, ticket: Ticket[S], lease: Lease) -> Outcome:
+        try:
+            if ticket.run > self.limits.max_runs:
+                log.warning("run_limit_reached", runs=ticket.run)
+                self.kind.give_up(ticket, INTERRUPTED, f"gave up after {ticket.run - 1} runs")
+                return Outcome.INTERRUPTED
+            if ticket.overdue:
+                log.warning("run_deadline_exceeded", deadline_s=self.limits.deadline_s)
+                self.kind.give_up(ticket, DEADLINE_EXCEEDED,
+                                  f"not finished {self.limits.deadline_s:.0f} s after it was created")
+                return Outcome.FAILED
+            return self.kind.steps(ticket, lease)
+        except RunCancelled:
+            log.info("run_cancelled")
+            return Outcome.CANCELLED
+        except RunStopped as exc:
+            # Also when recording a failure found a newer run: this run writes nothing more.
+            log.warning("run_superseded", reason=type(exc).__name__)
+            return Outcome.SUPERSEDED
+        except (IllegalTransition, NotFound) as exc:
+            # Someone moved the subject on (withdrawn): nothing more to do here.
+            log.warning("run_moved_on", error=str(exc)[:300])
+            return Outcome.SUPERSEDED
+        except VerbatimError as exc:
+            log.error("run_fault", error=f"{type(exc).__name__}: {exc}"[:500])
+            return Outcome.FAULT
+
+    # --- step 7 -------------------------------------------------------------------------
+    def _release(self, lease: Lease) -> None:
+        try:
+            lease.release()
+        except redis.RedisError as exc:
+            log.warning("lease_release_failed", error=type(exc).__name__)  # it expires by its TTL
+
+    def _settle(self, subject_id: uuid.UUID, ticket: Ticket[S] | None, outcome: Outcome) -> None:
+        """Write when to look at the subject next. A failure here is logged: the lease-expiry due time stands."""
+        try:
+            if outcome is Outcome.NOTHING:
+                self.store.set_due(subject_id, None)
+            elif ticket is None:
+                return
+            elif outcome is Outcome.RETRY_LATER:
+                self.store.refund(subject_id, ticket.fence, self.limits.retry_later_s)
+            elif outcome is Outcome.FAULT:
+                self.store.set_due(subject_id, self.limits.retry_later_s, ticket.fence)
+            elif outcome in FINAL:
+                self.store.set_due(subject_id, None, ticket.fence)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("run_settle_failed", outcome=outcome.value, error=type(exc).__name__)
+
+    def _teardown(self, ticket: Ticket[S], lease: Lease) -> None:
+        """A run cancelled by a drain: refund, release, re-queue, end event — on one wall-clock budget.
+
+        Saved state is kept (the vendor's copy is what the next run resumes from). If a write runs
+        out of budget, the end event carries ``teardown_persist_timeout`` and the due time
+        (at the lease's expiry) brings the subject back.
+        """
+        lim = self.limits
+        teardown = Teardown(str(ticket.subject_id), ticket.run, lim.teardown_budget_s, lim.teardown_attempt_timeout_s)
+        # A cooperative cancel is not a crash: it must not bring the subject closer to its run limit.
+        # Due at once, so the sweep re-queues it even if the re-queue below is lost.
+        teardown.write("refund_run", lambda: self.store.refund(ticket.subject_id, ticket.fence, 0.0))
+        teardown.write("release_lease", lease.release)
+        # Re-queue at once so recovery does not wait for the lease to expire.
+        teardown.write("requeue", lambda: self.kind.requeue(ticket.subject_id))
+        # The end event may use one last attempt past the budget: budget + attempt < window still holds.
+        started = teardown.started
+        try:
+            budgeted(
+                "end_event",
+                lambda: self.kind.event(ticket, "run_cancelled", teardown.failure_code,
+                                        {"teardown_s": round(time.monotonic() - started, 3)}),
+                max(lim.teardown_attempt_timeout_s, teardown.deadline - time.monotonic()),
+                lim.teardown_attempt_timeout_s,
+            )
+        except TeardownTimeout:
+            log.error("teardown_end_event_lost", failure_code="teardown_persist_timeout")
+        teardown.finish(Outcome.CANCELLED.value)

@@ -1,0 +1,201 @@
+"""Durable run state in PostgreSQL: one ``durable_runs`` row per (kind, subject).
+
+Why our own code: the fencing token, the run bound and the due time are the durability
+logic itself; job-queue libraries keep attempts and ETAs in the broker, which a flushed
+Redis loses.
+
+Lock order, everywhere: the ``durable_runs`` row first, then the subject's own rows.
+``count`` takes it FOR UPDATE (the upsert), every fenced write FOR SHARE (``hold``), so a
+newer run's count waits for an older run's write in flight and then reads what it wrote.
+Every time is the database's clock (``now()``), never a worker's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session as OrmSession
+
+from verbatim.db.engine import db_session
+from verbatim.errors import FenceLost, NotFound
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What counting a run returns: its number (1-based), its fencing token, whether the deadline passed."""
+
+    run: int
+    fence: int
+    overdue: bool
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A snapshot of one ``durable_runs`` row (times in UTC)."""
+
+    runs: int
+    fence: int
+    due_at: datetime | None
+    deadline_at: datetime | None
+
+
+class RunStore:
+    """``durable_runs`` operations for one kind of run (``capture``, ``note``…) over one database URL."""
+
+    def __init__(self, database_url: str, kind: str):
+        self.url = database_url
+        self.kind = kind
+
+    # --- creation -------------------------------------------------------------------
+    def ensure(self, db: OrmSession, subject_id: uuid.UUID, deadline_s: float, due_in_s: float | None, *,
+               reset_deadline: bool = False) -> None:
+        """Create the row (no runs yet) if missing, due in ``due_in_s`` seconds, deadline ``deadline_s`` away.
+
+        An existing row only gets the new due time (and, with ``reset_deadline``, the new deadline:
+        an admin retry gives a blocked session a fresh window).
+        """
+        db.execute(
+            text("""
+                INSERT INTO durable_runs (kind, subject_id, due_at, deadline_at)
+                VALUES (:kind, :sid, now() + make_interval(secs => :due), now() + make_interval(secs => :deadline))
+                ON CONFLICT (kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at, updated_at = now(),
+                    deadline_at = CASE WHEN :reset THEN EXCLUDED.deadline_at ELSE durable_runs.deadline_at END
+            """),
+            {"kind": self.kind, "sid": subject_id, "due": due_in_s, "deadline": deadline_s, "reset": reset_deadline},
+        )
+
+    # --- counting -------------------------------------------------------------------
+    def count(self, db: OrmSession, subject_id: uuid.UUID, lease_ttl_s: float, deadline_s: float) -> Counted:
+        """Count a run and take a new fencing token, in one statement (inside the caller's transaction).
+
+        The run is due again at its lease's expiry: if this process dies, the sweep process
+        looks then. A row missing (a subject made before its kind existed) is created with its
+        deadline ``deadline_s`` from now.
+        """
+        row = db.execute(
+            text("""
+                INSERT INTO durable_runs (kind, subject_id, runs, fence, due_at, deadline_at)
+                VALUES (:kind, :sid, 1, 1, now() + make_interval(secs => :ttl), now() + make_interval(secs => :dl))
+                ON CONFLICT (kind, subject_id) DO UPDATE
+                    SET runs = durable_runs.runs + 1, fence = durable_runs.fence + 1,
+                        due_at = EXCLUDED.due_at, updated_at = now()
+                RETURNING runs, fence, coalesce(deadline_at < now(), false) AS overdue
+            """),
+            {"kind": self.kind, "sid": subject_id, "ttl": lease_ttl_s, "dl": deadline_s},
+        ).one()
+        return Counted(row.runs, row.fence, row.overdue)
+
+    def hold(self, db: OrmSession, subject_id: uuid.UUID, fence: int) -> None:
+        """Lock the row FOR SHARE for the caller's transaction if ``fence`` is current; else raise FenceLost.
+
+        Every fenced write of a run calls this first, in its own transaction: a newer run's
+        ``count`` then waits until that write commits.
+        """
+        current = db.execute(
+            text("SELECT fence FROM durable_runs WHERE kind = :kind AND subject_id = :sid FOR SHARE"),
+            {"kind": self.kind, "sid": subject_id},
+        ).scalar_one_or_none()
+        if current is None:
+            raise NotFound(f"no {self.kind} run of {subject_id}")
+        if current != fence:
+            raise FenceLost(f"{self.kind} {subject_id}: fence is {current}, this run holds {fence}")
+
+    def bump(self, db: OrmSession, subject_id: uuid.UUID) -> None:
+        """Take a fencing token without counting a run (a withdrawal): every running run loses its fence."""
+        db.execute(
+            text("""
+                INSERT INTO durable_runs (kind, subject_id, fence) VALUES (:kind, :sid, 1)
+                ON CONFLICT (kind, subject_id) DO UPDATE
+                    SET fence = durable_runs.fence + 1, due_at = NULL, updated_at = now()
+            """),
+            {"kind": self.kind, "sid": subject_id},
+        )
+
+    def refund(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None) -> bool:
+        """Give back the run holding ``fence`` — at most once per run — and make it due in ``due_in_s``.
+
+        Idempotent: a teardown write retried after a timed-out attempt that still commits later
+        refunds once. Returns True if this call gave the run back.
+        """
+        with db_session(self.url) as db:
+            row = db.execute(
+                text("""
+                    UPDATE durable_runs SET runs = runs - 1, refunded_fence = :fence,
+                        due_at = CASE WHEN CAST(:due AS float8) IS NULL THEN due_at
+                                      ELSE now() + make_interval(secs => :due) END,
+                        updated_at = now()
+                    WHERE kind = :kind AND subject_id = :sid AND fence = :fence
+                      AND refunded_fence IS DISTINCT FROM :fence
+                    RETURNING runs
+                """),
+                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s},
+            ).one_or_none()
+        return row is not None
+
+    # --- the due time -----------------------------------------------------------------
+    def set_due(self, subject_id: uuid.UUID, due_in_s: float | None, fence: int | None = None,
+                db: OrmSession | None = None) -> None:
+        """Look at this run again in ``due_in_s`` seconds (None: nothing to look at); only while ``fence`` holds."""
+        stmt = text("""
+            UPDATE durable_runs
+            SET due_at = CASE WHEN CAST(:due AS float8) IS NULL THEN NULL
+                              ELSE now() + make_interval(secs => :due) END,
+                updated_at = now()
+            WHERE kind = :kind AND subject_id = :sid AND (CAST(:fence AS bigint) IS NULL OR fence = :fence)
+        """)
+        params = {"kind": self.kind, "sid": subject_id, "due": due_in_s, "fence": fence}
+        if db is not None:
+            db.execute(stmt, params)
+            return
+        with db_session(self.url) as own:
+            own.execute(stmt, params)
+
+    def claim_due(self, limit: int, recheck_s: float) -> list[uuid.UUID]:
+        """Subjects whose due time has passed, oldest first; each is pushed ``recheck_s`` into the future.
+
+        SKIP LOCKED and the push make two sweep processes claim disjoint sets. The caller then
+        decides (lease held → due at its expiry; work left → enqueue; none → clear).
+        """
+        with db_session(self.url) as db:
+            return list(
+                db.execute(
+                    text("""
+                        UPDATE durable_runs SET due_at = now() + make_interval(secs => :recheck)
+                        WHERE (kind, subject_id) IN (
+                            SELECT kind, subject_id FROM durable_runs
+                            WHERE kind = :kind AND due_at IS NOT NULL AND due_at <= now()
+                            ORDER BY due_at LIMIT :limit FOR UPDATE SKIP LOCKED)
+                        RETURNING subject_id
+                    """),
+                    {"kind": self.kind, "limit": limit, "recheck": recheck_s},
+                ).scalars()
+            )
+
+    def state(self, subject_id: uuid.UUID) -> RunState:
+        """The row as it is now (zeros when no run was ever counted)."""
+        with db_session(self.url) as db:
+            return self.state_in(db, subject_id)
+
+    def state_in(self, db: OrmSession, subject_id: uuid.UUID) -> RunState:
+        """The row, read in ``db``'s transaction (zeros when no run was ever counted)."""
+        row = db.execute(
+            text("SELECT runs, fence, due_at, deadline_at FROM durable_runs WHERE kind = :kind AND subject_id = :sid"),
+            {"kind": self.kind, "sid": subject_id},
+        ).one_or_none()
+        if row is None:
+            return RunState(0, 0, None, None)
+        return RunState(row.runs, row.fence, row.due_at, row.deadline_at)
+
+    def count_in(self, db: OrmSession, subject_id: uuid.UUID) -> int:
+        """How many runs have been counted, read in ``db``'s transaction (0 when none has started)."""
+        return int(db.execute(
+            text("SELECT runs FROM durable_runs WHERE kind = :kind AND subject_id = :sid"),
+            {"kind": self.kind, "sid": subject_id},
+        ).scalar_one_or_none() or 0)
+
+    def count_of(self, subject_id: uuid.UUID) -> int:
+        """How many runs have been counted (0 when none has started)."""
+        return self.state(subject_id).runs

@@ -1,0 +1,36 @@
+"""Speaker roles: a voice the mapping cannot trust is unassigned, never another client's record."""
+
+from __future__ import annotations
+
+from verbatim.polish.split import PLACEHOLDER, UNASSIGNED, speaker_count, speaker_roles, split_per_client
+
+
+def turn(speaker: str, text: str, start: float) -> dict[str, object]:
+    return {"speaker": speaker, "start_s": start, "end_s": start + 1, "text": text}
+
+
+def test_fewer_voices_than_clients_leaves_the_merged_voice_unassigned() -> None:
+    turns = [turn("S1", "how are you both", 0), turn("S2", "alex words", 1), turn("S2", "sam words", 2)]
+    roles = speaker_roles(turns, ["alex", "sam"], "S1", None)
+    assert roles == {"S1": "therapist", "S2": UNASSIGNED}
+    records = split_per_client(turns, ["alex", "sam"], roles)
+    for client in ("alex", "sam"):
+        assert [s["text"] for s in records[client]] == ["how are you both", PLACEHOLDER, PLACEHOLDER]
+
+
+def test_more_voices_than_clients_in_a_family_session_are_unassigned() -> None:
+    turns = [turn("S1", "t", 0), turn("S2", "a", 1), turn("S3", "b", 2), turn("S4", "stranger", 3)]
+    assert speaker_roles(turns, ["alex", "sam"], "S1", None)["S4"] == UNASSIGNED
+
+
+def test_one_client_takes_every_other_voice_and_the_count_is_clients_plus_therapist() -> None:
+    turns = [turn("S1", "t", 0), turn("S2", "a", 1), turn("S3", "a again", 2)]
+    assert speaker_roles(turns, ["alex"], "S1", None) == {"S1": "therapist", "S2": "alex", "S3": "alex"}
+    cases = ((["a", "b"], "family"), (["a"], "individual"), (["a"], "dictation"))
+    counts = tuple(speaker_count(clients, kind) for clients, kind in cases)
+    assert counts == (3, 2, 1)
+
+
+def test_a_label_missing_from_the_clinicians_map_is_unassigned() -> None:
+    turns = [turn("S1", "t", 0), turn("S2", "a", 1), turn("S3", "b", 2)]
+    assert speaker_roles(turns, ["alex", "sam"], None, {"S1": "therapist", "S2": "alex"})["S3"] == UNASSIGNED
