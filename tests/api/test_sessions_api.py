@@ -78,7 +78,7 @@ def test_transcript_read_is_audited_and_speakers_can_be_corrected(api: Api, alic
     assert [s["speaker"] for s in segs] == ["therapist", "client-a"]
     with db_session(api.settings.database_url or "") as db:
         actions = list(db.execute(select(AuditEntry.action).where(AuditEntry.session_id == uuid.UUID(sid))).scalars())
-    assert actions == ["transcript_read"]
+    assert actions == ["session_created", "transcript_read"]
     fixed = api.client.put(f"/v1/sessions/{sid}/speakers", json={"speakers": {"S1": "client-a", "S2": "therapist"}},
                            headers=api.headers(alice))
     assert fixed.status_code == 200, fixed.text

@@ -101,6 +101,33 @@ def test_withdrawal_deletes_jobs_the_ledger_never_saw_and_audio_while_the_vendor
     assert orphan not in {str(j["id"]) for j in asr.jobs()}
 
 
+def test_withdrawal_during_the_submit_deletes_the_job_the_submit_then_returns(ctx: RunContext, asr: AsrServer) -> None:
+    """The withdrawal's clean-up runs before the vendor has answered the submit; the job that answer
+    creates must not be left at the vendor."""
+    asr.fault("fail", kind="submit", mode="timeout", count=1, delay_s=2.0)  # a slow submit, then it succeeds
+    sid = new_session(ctx.settings, JFK)
+    outcome: list[Outcome] = []
+    run = threading.Thread(target=lambda: outcome.append(run_capture(ctx, sid)))
+    run.start()
+    deadline = time.monotonic() + 30
+    while True:  # the ledger row is written just before the submit starts
+        with db_session(ctx.repo.url) as db:
+            if db.execute(select(VendorSubmission.id).where(VendorSubmission.session_id == sid)).first():
+                break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    withdraw(ctx.repo, ctx.cleanup, sid)
+    deliver_until_done(ctx, sid)  # nothing at the vendor yet: the tagged-jobs delete finds nothing
+    run.join(60)
+    assert outcome == [Outcome.SUPERSEDED]
+    with db_session(ctx.repo.url) as db:
+        ledger = list(db.execute(select(VendorSubmission.vendor_job_id)
+                                 .where(VendorSubmission.session_id == sid)).scalars())
+    assert len(ledger) == 1 and ledger[0] is not None  # in the ledger the moment the submit returned
+    deliver_until_done(ctx, sid)
+    assert vendor_jobs_of(asr, sid) == []
+
+
 def test_a_job_adopted_from_the_vendor_list_reaches_the_ledger_at_once(ctx: RunContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     asr.fault("hold", hold=True)

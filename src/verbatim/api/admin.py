@@ -8,9 +8,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
+from verbatim import audit
 from verbatim.admin import list_sessions, retry_session, show_session
-from verbatim.api.deps import AdminDep, ServicesDep
+from verbatim.api.deps import ActorDep, AdminDep, ServicesDep
 from verbatim.api.sessions import SessionOut, _out, _outs
+from verbatim.db.engine import db_session
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -23,25 +25,34 @@ class AdminSessionPage(BaseModel):
 def admin_sessions(
     svc: ServicesDep,
     _: AdminDep,
+    actor: ActorDep,
     status: Annotated[str, Query(pattern="^(failed|blocked|queued|recognizing|checkpointed|publishing|ready|deleted)$")]
     = "failed",
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> AdminSessionPage:
-    """Sessions in one status (default ``failed``), most recently updated first, every clinic."""
-    return AdminSessionPage(items=_outs(svc, list_sessions(svc.repo.url, status, limit)))
+    """Sessions in one status (default ``failed``), most recently updated first, every clinic. Audited."""
+    rows = list_sessions(svc.repo.url, status, limit)
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "admin_sessions_listed", None, {"status": status, "count": len(rows)})
+    return AdminSessionPage(items=_outs(svc, rows))
 
 
 @router.get("/sessions/{session_id}")
-def admin_session(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep) -> dict[str, object]:
-    """A session's bookkeeping and event log (never transcript text or client ids)."""
-    return show_session(svc.repo.url, session_id)
+def admin_session(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep, actor: ActorDep) -> dict[str, object]:
+    """A session's bookkeeping and event log (never transcript text or client ids). Audited."""
+    shown = show_session(svc.repo.url, session_id)
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "admin_session_read", session_id)
+    return shown
 
 
 @router.post("/sessions/{session_id}/retry", response_model=SessionOut)
-def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep) -> SessionOut:
+def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep, actor: ActorDep) -> SessionOut:
     """Retry a blocked session once its configuration is fixed: back to queued, then enqueued.
 
     409 when the session is not blocked (or has nothing left to retry from); 404 if unknown.
     """
     retry_session(svc.settings, session_id)
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "admin_retry", session_id)
     return _out(svc, svc.repo.get(session_id))

@@ -11,8 +11,11 @@ from sqlalchemy import text
 
 from verbatim.api import errors
 from verbatim.api.admin import router as admin_router
+from verbatim.api.audit_log import router as audit_router
+from verbatim.api.body_gate import BodyGate
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
+from verbatim.api.request_id import RequestId
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
 from verbatim.config import Settings
@@ -55,11 +58,15 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
     )
     errors.install(app)
+    # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
+    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url)
     app.add_middleware(CloseOnUnreadBody)
+    app.add_middleware(RequestId)
     app.include_router(sessions_router)
     app.include_router(reliability_router)
     app.include_router(tus_router)
     app.include_router(admin_router)
+    app.include_router(audit_router)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

@@ -9,6 +9,7 @@ import redis
 from fastapi import Depends, Request
 
 from verbatim.api.errors import ApiError
+from verbatim.audit import Actor
 from verbatim.auth import Principal, resolve
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
@@ -39,7 +40,13 @@ ServicesDep = Annotated[Services, Depends(services)]
 
 
 def principal(request: Request, svc: ServicesDep) -> Principal:
-    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked."""
+    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked.
+
+    A request with a body was already authenticated by ``BodyGate`` (before its body was read).
+    """
+    gated = getattr(request.state, "principal", None)
+    if isinstance(gated, Principal):
+        return gated
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
@@ -51,6 +58,15 @@ def principal(request: Request, svc: ServicesDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(principal)]
+
+
+def actor(request: Request, who: PrincipalDep) -> Actor:
+    """Who acts (for the audit row): the principal, the client address, the request id."""
+    return Actor(who, request.client.host if request.client else None,
+                 getattr(request.state, "request_id", None))
+
+
+ActorDep = Annotated[Actor, Depends(actor)]
 
 
 def admin(who: PrincipalDep) -> Principal:

@@ -12,18 +12,19 @@ import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from python_multipart.multipart import parse_options_header
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select, update
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from verbatim import audio
-from verbatim.api.deps import PrincipalDep, Services, ServicesDep
+from verbatim import audio, audit
+from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.tus import claim
 from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive
+from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import AuditEntry, DurableRun, Session, Transcript
+from verbatim.db.models import DurableRun, Session, Transcript
 from verbatim.db.repo import CAPTURE
 from verbatim.errors import AudioUnreadable, NotFound
 from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
@@ -165,17 +166,6 @@ def _load(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
     return row
 
 
-def audit(svc: ServicesDep, who: Principal, action: str, session_id: uuid.UUID, request: Request) -> None:
-    """Append an audit row (who, what, when, from where)."""
-    with db_session(svc.repo.url) as db:
-        db.execute(
-            insert(AuditEntry).values(
-                token_id=who.token_id, therapist_id=who.therapist_id, action=action, session_id=session_id,
-                remote_addr=request.client.host if request.client else None,
-            )
-        )
-
-
 _UPLOAD_BODIES: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -202,6 +192,7 @@ async def create_session(
     response: Response,
     svc: ServicesDep,
     who: PrincipalDep,
+    actor: ActorDep,
     idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
 ) -> SessionOut:
     """Create a session from a recording; 201 with the new session (200 for an idempotent retry).
@@ -229,7 +220,7 @@ async def create_session(
         upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes)
     sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
     # Probing, fsync, PostgreSQL and Redis all block: keep them off the event loop.
-    session, created = await run_in_threadpool(_create_from_upload, svc, who, upload, idempotency_key, sent_digest)
+    session, created = await run_in_threadpool(_create_from_upload, svc, actor, upload, idempotency_key, sent_digest)
     if not created:
         response.status_code = 200
     return session
@@ -297,13 +288,15 @@ async def _read_small_body(request: Request) -> bytes:
     return bytes(body)
 
 
-def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempotency_key: str | None,
+def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempotency_key: str | None,
                         sent_digest: str | None) -> tuple[SessionOut, bool]:
     """Check, commit and enqueue a received Upload; returns (session, created).
 
     ``created`` is False for an idempotent retry (the existing session is returned and this
     copy of the audio deleted). Whatever is refused, ``upload.audio`` is deleted first.
+    The session row commits with its audit row.
     """
+    who = actor.principal
     assert who.therapist_id is not None
     settings = svc.settings
     session_id = uuid.uuid4()
@@ -347,6 +340,7 @@ def _create_from_upload(svc: ServicesDep, who: Principal, upload: Upload, idempo
             # Due after the stall window: if the message sent below is lost (Redis flushed or
             # down), the sweep process sends it again then.
             svc.repo.runs.ensure(db, session_id, settings.session_deadline_s, settings.stall_s)
+            audit.record(db, actor, "session_created", session_id)
     except Exception:
         # A failed COMMIT may still have committed (the connection dropped after the server
         # applied it): the file may only go once we know that no row owns it.
@@ -389,35 +383,41 @@ def _by_idempotency(svc: ServicesDep, who: Principal, key: str) -> Session | Non
 def list_sessions(
     svc: ServicesDep,
     who: PrincipalDep,
+    actor: ActorDep,
     status: SessionStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
 ) -> SessionPage:
-    """The caller's sessions, newest first; ``status`` filters, ``limit``/``offset`` paginate."""
+    """The caller's sessions, newest first; ``status`` filters, ``limit``/``offset`` paginate. Audited
+    (the list shows client ids)."""
     stmt = select(Session).where(visible(who))
     if status is not None:
         stmt = stmt.where(Session.status == status.value)
     stmt = stmt.order_by(Session.created_at.desc(), Session.id).limit(limit + 1).offset(offset)
     with db_session(svc.repo.url) as db:
         rows = list(db.execute(stmt).scalars())
+        audit.record(db, actor, "sessions_listed", None, {"count": min(len(rows), limit), "offset": offset})
     more = len(rows) > limit
     return SessionPage(items=_outs(svc, rows[:limit]), next_offset=offset + limit if more else None)
 
 
 @router.get("/{session_id}", response_model=SessionOut)
-def get_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep) -> SessionOut:
-    """Status, runs, polished and failure_code of one session (404 if not the caller's)."""
-    return _out(svc, _load(svc, who, session_id))
+def get_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> SessionOut:
+    """Status, runs, polished and failure_code of one session (404 if not the caller's). Audited."""
+    row = _load(svc, who, session_id)
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "session_read", session_id)
+    return _out(svc, row)
 
 
 @router.get("/{session_id}/transcript", response_model=TranscriptOut)
-def get_transcript(session_id: uuid.UUID, request: Request, svc: ServicesDep, who: PrincipalDep) -> TranscriptOut:
+def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> TranscriptOut:
     """The published transcript: one record per client id; 409 while not ready. Audited."""
     row = _load(svc, who, session_id)
     if row.status != SessionStatus.READY:
         raise ApiError(409, "not_ready", f"the transcript is not published yet (status {row.status})")
-    audit(svc, who, "transcript_read", session_id, request)
     with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "transcript_read", session_id)
         records = list(
             db.execute(select(Transcript).where(Transcript.session_id == session_id).order_by(Transcript.client_id))
             .scalars()
@@ -435,7 +435,8 @@ def get_transcript(session_id: uuid.UUID, request: Request, svc: ServicesDep, wh
 
 
 @router.put("/{session_id}/speakers", response_model=SessionOut)
-def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who: PrincipalDep) -> SessionOut:
+def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who: PrincipalDep,
+                 actor: ActorDep) -> SessionOut:
     """Correct which speaker label is the therapist, which client, or unassigned; republish the split."""
     row = _load(svc, who, session_id)
     allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
@@ -466,17 +467,17 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
                 .where(Transcript.session_id == session_id, Transcript.client_id == client_id)
                 .values(segments=segments)
             )
+        audit.record(db, actor, "speakers_corrected", session_id)
     return _out(svc, _load(svc, who, session_id))
 
 
 @router.delete("/{session_id}", status_code=204)
-def delete_session(session_id: uuid.UUID, request: Request, svc: ServicesDep, who: PrincipalDep) -> Response:
-    """Withdraw a session: a fenced write marks it deleted, then audio, vendor job, checkpoint and
-    transcripts are deleted. Audited."""
+def delete_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> Response:
+    """Withdraw a session: a fenced write marks it deleted — with its audit row, in one transaction —
+    and queues the delete of its audio and vendor jobs; checkpoint and transcripts go at once."""
     from verbatim.pipeline.withdraw import withdraw
 
     _load(svc, who, session_id)
-    withdraw(svc.repo, svc.cleanup, session_id)
-    audit(svc, who, "session_deleted", session_id, request)
+    withdraw(svc.repo, svc.cleanup, session_id,
+             lambda db: audit.record(db, actor, "session_deleted", session_id))
     return Response(status_code=204)
-

@@ -31,10 +31,12 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from verbatim.api.deps import PrincipalDep, Services, ServicesDep
+from verbatim import audit
+from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.upload import Upload
 from verbatim.auth import Principal
+from verbatim.db.engine import db_session
 from verbatim.errors import NotFound, UploadBusy, UploadExpired
 from verbatim.resumable import LockedUpload, ResumableUploads, UploadInfo
 
@@ -169,6 +171,7 @@ def create_upload(
     response: Response,
     svc: ServicesDep,
     who: PrincipalDep,
+    actor: ActorDep,
     upload_length: Annotated[str | None, Header(description="Total size of the recording (bytes)")] = None,
     upload_metadata: Annotated[str | None, Header(description="tus metadata, e.g. `filename <base64>`")] = None,
 ) -> UploadOut:
@@ -194,6 +197,8 @@ def create_upload(
     if sent not in (None, "0"):
         raise _fail(400, "creation_with_upload_unsupported", "create the upload with an empty body, then PATCH")
     info = svc.uploads.create(who.therapist_id, length, metadata)
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "upload_created", None, {"upload_id": info.id, "length": length})
     location = f"{router.prefix}/{info.id}"
     response.headers.update(_tus(**{"Location": location, "Upload-Expires": _http_date(info.expires_at)}))
     return UploadOut(upload_id=info.id, location=location, offset=0, length=length,

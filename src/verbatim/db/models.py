@@ -173,15 +173,20 @@ class SessionEvent(Base):
 
 
 class AuditEntry(Base):
-    """Append-only audit row (who, what, when, from where); a trigger refuses UPDATE and DELETE."""
+    """Append-only audit row (who, what, which session, when, from where, which request); a trigger
+    refuses UPDATE, DELETE and TRUNCATE. Written by ``verbatim.audit.record``."""
 
     __tablename__ = "audit_log"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     token_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     therapist_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    clinic_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
+    scope: Mapped[str | None] = mapped_column(String(20))
     action: Mapped[str] = mapped_column(String(40), nullable=False)
     session_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), index=True)
     remote_addr: Mapped[str | None] = mapped_column(String(64))
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     at: Mapped[datetime] = _now()
 
 

@@ -169,6 +169,17 @@ class Repo:
         except FenceLost:
             return False
 
+    def retire_if_finished(self, session_id: uuid.UUID, job_id: str) -> bool:
+        """Queue the delete of a job made for a session that has meanwhile finished (withdrawn, failed,
+        published); True if queued. A session still live keeps the job for its newer run to adopt."""
+        with db_session(self.url) as db:
+            status = db.execute(select(Session.status).where(Session.id == session_id).with_for_update()
+                                ).scalar_one_or_none()
+            if status is None or status in {s.value for s in ACTIVE} or status == SessionStatus.BLOCKED.value:
+                return False
+            outbox.add(db, outbox.VENDOR_DELETE, {"job_id": job_id, "reason": f"session_{status}"}, session_id)
+        return True
+
     def retired_jobs(self, session_id: uuid.UUID) -> set[str]:
         """Vendor job ids of this session the ledger marks deleted (never to be adopted)."""
         with db_session(self.url) as db:

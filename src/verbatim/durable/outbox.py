@@ -77,11 +77,15 @@ class Outbox:
         self.backoff_max_s = backoff_max_s
         self.claim_s = claim_s
 
-    def claim(self, limit: int = 50, session_id: uuid.UUID | None = None) -> list[Pending]:
-        """Due items (all, or one session's), oldest first; each hidden for ``claim_s`` and its attempt counted."""
+    def claim(self, limit: int = 50, session_id: uuid.UUID | None = None,
+              kinds: Iterable[str] | None = None) -> list[Pending]:
+        """Due items (all, or one session's, optionally only some kinds), oldest first; each hidden for
+        ``claim_s`` and its attempt counted."""
         due = select(OutboxItem.id).where(OutboxItem.done_at.is_(None), OutboxItem.next_attempt_at <= func.now())
         if session_id is not None:
             due = due.where(OutboxItem.session_id == session_id)
+        if kinds is not None:
+            due = due.where(OutboxItem.kind.in_(list(kinds)))
         due = due.order_by(OutboxItem.next_attempt_at).limit(limit).with_for_update(skip_locked=True)
         with db_session(self.url) as db:
             rows = db.execute(
@@ -107,13 +111,13 @@ class Outbox:
                 last_error=error[:2000], next_attempt_at=func.now() + text(f"interval '{wait} seconds'")))
 
     def deliver(self, handlers: dict[str, Handler], *, limit: int = 50,
-                session_id: uuid.UUID | None = None) -> DeliveryReport:
+                session_id: uuid.UUID | None = None, kinds: Iterable[str] | None = None) -> DeliveryReport:
         """Claim due items and run each one's handler; never raises for a failing handler.
 
         A handler raises to say "not done yet"; the error is recorded and the item retried later.
         """
         report = DeliveryReport()
-        for item in self.claim(limit, session_id):
+        for item in self.claim(limit, session_id, kinds):
             handler = handlers.get(item.kind)
             error: str | None
             try:

@@ -62,5 +62,5 @@ def checkpoint(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, job_
     lease.check()
     ctx.repo.save_checkpoint(ticket.subject_id, ticket.fence, turns, job_id, ticket.state.audio_path)
     crash_point("after_checkpoint")
-    ctx.cleanup.now(ticket.subject_id)
+    ctx.cancel.bounded(lambda: ctx.cleanup.now(ticket.subject_id))
     return turns

@@ -8,6 +8,7 @@ as deleted; a file already gone counts as deleted.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 import structlog
@@ -45,10 +46,11 @@ class Cleanup:
         """One pass over every due item (the sweep process, each tick)."""
         return self.outbox.deliver(self.handlers(), limit=limit)
 
-    def now(self, session_id: uuid.UUID) -> None:
-        """Try a session's due items at once, best effort: whatever fails waits for the sweep process."""
+    def now(self, session_id: uuid.UUID, kinds: Iterable[str] | None = None) -> None:
+        """Try a session's due items (optionally only some kinds) at once, best effort: whatever fails
+        or is left waits for the sweep process."""
         try:
-            self.outbox.deliver(self.handlers(), session_id=session_id)
+            self.outbox.deliver(self.handlers(), session_id=session_id, kinds=kinds)
         except Exception as exc:  # noqa: BLE001 - the outbox keeps every item; the sweep retries
             log.warning("outbox_deliver_now_failed", session_id=str(session_id), error=type(exc).__name__)
 

@@ -9,7 +9,7 @@ import structlog
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import Ticket
-from verbatim.errors import LeaseLost, RecognizerJobLost
+from verbatim.errors import FenceLost, IllegalTransition, LeaseLost, RecognizerJobLost
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
 from verbatim.polish.split import speaker_count
@@ -69,11 +69,18 @@ def recognize(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease) -> st
         # Lost the lease during the submit: the new job must not outlive it — unless a newer
         # run already exists and may adopt it (then the ledger keeps it for that run or the sweep).
         if ctx.repo.retire_new_job(sid, ticket.fence, ledger_id, job_id):
-            ctx.cleanup.now(sid)
+            ctx.cancel.bounded(lambda: ctx.cleanup.now(sid))
         raise LeaseLost("lease lost while submitting")
     # The job id must be durable before our copy of the audio goes: from here the vendor's copy
     # is what a later run resumes from. The same commit queues our audio's delete.
-    ctx.repo.save_job_id(sid, ticket.fence, job_id, state.audio_path)
+    try:
+        ctx.repo.save_job_id(sid, ticket.fence, job_id, state.audio_path)
+    except (FenceLost, IllegalTransition):
+        # Withdrawn or failed while we submitted (its clean-up may have run before this job
+        # existed): the job is nobody's, delete it. A newer live run keeps it to adopt.
+        if ctx.repo.retire_if_finished(sid, job_id):
+            ctx.cancel.bounded(lambda: ctx.cleanup.now(sid))
+        raise
     crash_point("after_job_saved")
-    ctx.cleanup.now(sid)
+    ctx.cancel.bounded(lambda: ctx.cleanup.now(sid))
     return job_id

@@ -11,19 +11,26 @@ local audio goes even when the vendor is down.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy import delete, func, insert, update
+from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent, Transcript
 from verbatim.db.repo import Repo, queue_copies_deleted
+from verbatim.durable import outbox
 from verbatim.pipeline.cleanup import Cleanup
 from verbatim.reliability.models import ReliabilitySuggestion
 from verbatim.states import SessionStatus, predecessors
 
 
-def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID) -> None:
-    """Delete a session's checkpoint and transcripts now, and its audio and vendor jobs via the outbox (idempotent)."""
+def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID,
+             record: Callable[[OrmSession], None] | None = None) -> None:
+    """Delete a session's checkpoint and transcripts now, and its audio and vendor jobs via the outbox (idempotent).
+
+    ``record`` writes the audit row in the same transaction: no withdrawal commits without it.
+    """
     with db_session(repo.url) as db:
         # Lock order: the run row first (the fence bump), then the session.
         repo.runs.bump(db, session_id)
@@ -42,4 +49,8 @@ def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID) -> None:
             runs = repo.runs.count_in(db, session_id)
             db.execute(insert(SessionEvent).values(session_id=session_id, run=runs, kind="session_deleted"))
             queue_copies_deleted(db, session_id, "withdrawn", ledger=True)
-    cleanup.now(session_id)
+        if record is not None:
+            record(db)
+    # Our own copy goes now, inside the request; the vendor's within a tick of the sweep process
+    # (an API request must not wait on the vendor).
+    cleanup.now(session_id, kinds=[outbox.FILE_DELETE])

@@ -15,13 +15,13 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import select
 
-from verbatim.api.deps import AdminDep, PrincipalDep, ServicesDep
+from verbatim import audit
+from verbatim.api.deps import ActorDep, AdminDep, PrincipalDep, ServicesDep
 from verbatim.api.errors import ApiError
-from verbatim.api.sessions import audit
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
@@ -147,7 +147,7 @@ def _own_session(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Non
 
 @router.get("/v1/sessions/{session_id}/suggestions", response_model=SuggestionList)
 def list_suggestions(
-    session_id: uuid.UUID, request: Request, svc: ServicesDep, who: PrincipalDep,
+    session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep,
     status: SuggestionStatus | None = None,
 ) -> SuggestionList:
     """The session's suggestions in transcript order (``status`` filters). Audited: they quote the transcript."""
@@ -156,8 +156,8 @@ def list_suggestions(
     if status is not None:
         stmt = stmt.where(ReliabilitySuggestion.status == status.value)
     stmt = stmt.order_by(ReliabilitySuggestion.turn_index, ReliabilitySuggestion.start_s, ReliabilitySuggestion.kind)
-    audit(svc, who, "suggestions_read", session_id, request)
     with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "suggestions_read", session_id)
         rows = list(db.execute(stmt).scalars())
     return SuggestionList(session_id=session_id, suggestions=[SuggestionOut.of(r) for r in rows])
 
@@ -250,7 +250,7 @@ def dlq_stats(svc: ServicesDep, _: AdminDep, rs: ReliabilitySettingsDep) -> Dead
 
 @router.post("/v1/reliability/dlq/reprocess", response_model=Reprocessed)
 def dlq_reprocess(
-    body: ReprocessBody, request: Request, svc: ServicesDep, who: AdminDep, rs: ReliabilitySettingsDep,
+    body: ReprocessBody, svc: ServicesDep, _: AdminDep, actor: ActorDep, rs: ReliabilitySettingsDep,
 ) -> Reprocessed:
     """Re-inject dead letters onto the main stream with retry_count 0 and delete them from the
     dead-letter stream. Unknown ids are skipped (not counted). Audited."""
@@ -262,5 +262,6 @@ def dlq_reprocess(
         except ValueError:
             continue  # an unreadable dead letter: re-injected as it was, nothing to note
     mark_emitted(engine(svc.repo.url), session_ids)
-    audit(svc, who, "dlq_reprocess", None, request)  # type: ignore[arg-type]
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "dlq_reprocess", None, {"reprocessed": len(tids)})
     return Reprocessed(reprocessed=len(tids))

@@ -1,0 +1,49 @@
+"""The audit helper: one append-only row per access to patient data, in the caller's transaction.
+
+``record(db, actor, action, session_id)`` inserts into ``audit_log`` inside the transaction
+that reads or changes the data, so a change is never committed without its row (a failed
+insert rolls the change back) and a read is never answered without one. Rows say who (token,
+therapist, clinic, scope), what (``action``), which session, when (database clock), from which
+address and which request (``X-Request-ID``). The table refuses UPDATE, DELETE and TRUNCATE
+(a trigger; migrations 0001).
+
+Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcript_read``,
+``speakers_corrected``, ``session_deleted``, ``suggestions_read``, ``suggestion_reviewed``,
+``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``dlq_reprocess``,
+``upload_created``, ``audit_read``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.orm import Session as OrmSession
+
+from verbatim.auth import Principal
+from verbatim.db.models import AuditEntry
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts, from where, in which request (the API builds one per request)."""
+
+    principal: Principal
+    remote_addr: str | None = None
+    request_id: str | None = None
+
+
+def record(db: OrmSession, actor: Actor, action: str, session_id: uuid.UUID | None = None,
+           detail: dict[str, Any] | None = None) -> None:
+    """Append one audit row in ``db``'s transaction (it commits, or vanishes, with the caller's work).
+
+    ``detail`` holds no patient data (counts, filters, ids) — never transcript text or client ids.
+    """
+    who = actor.principal
+    db.execute(insert(AuditEntry).values(
+        token_id=who.token_id, therapist_id=who.therapist_id, clinic_id=who.clinic_id, scope=who.scope,
+        action=action, session_id=session_id, remote_addr=actor.remote_addr, request_id=actor.request_id,
+        detail=detail,
+    ))
