@@ -64,14 +64,15 @@ def make_queue(settings: Settings) -> CaptureQueue:
     return CaptureQueue(celery_app(redis_url))
 
 
-def make_cleanup(settings: Settings, repo: Repo, recognizer: Recognizer, volume: AudioVolume) -> Cleanup:
+def make_cleanup(settings: Settings, repo: Repo, recognizer: Recognizer, volume: AudioVolume,
+                 client: redis.Redis | None = None) -> Cleanup:
     """The outbox's handlers for this process."""
     # A claimed item is hidden for one attempt's longest wait (plus margin): if the process that
     # claimed it dies, the item comes back that soon.
     claim_s = max(settings.recognizer_request_timeout_s, settings.webhook_timeout_s) + 5.0
     box = Outbox(repo.url, backoff_max_s=settings.outbox_backoff_max_s, claim_s=claim_s)
     return Cleanup(repo, box, recognizer, volume,
-                   Notifier(settings.webhook_url, settings.webhook_secret, settings.webhook_timeout_s))
+                   Notifier(settings.webhook_url, settings.webhook_secret, settings.webhook_timeout_s), client)
 
 
 def build_context(settings: Settings) -> RunContext:
@@ -80,13 +81,14 @@ def build_context(settings: Settings) -> RunContext:
     repo = Repo(database_url, webhooks=bool(settings.webhook_url))
     recognizer = make_recognizer(settings)
     volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
+    client = redis_client(redis_url)
     return RunContext(
         settings=settings,
         repo=repo,
-        redis=redis_client(redis_url),
+        redis=client,
         recognizer=recognizer,
         polisher=make_polisher(settings),
         volume=volume,
         queue=make_queue(settings),
-        cleanup=make_cleanup(settings, repo, recognizer, volume),
+        cleanup=make_cleanup(settings, repo, recognizer, volume, client),
     )

@@ -234,3 +234,20 @@ def test_admin_lists_blocked_sessions_and_retries_one(api: Api, alice: str) -> N
     assert again.status_code == 409 and again.json()["error"] == "illegal_transition"
     events = api.client.get(f"/v1/admin/sessions/{sid}", headers=api.headers(admin)).json()
     assert events["status"] == "queued" and "client_ids" not in events
+
+
+def test_a_withdrawn_session_keeps_only_what_the_audit_needs(api: Api, alice: str) -> None:
+    from verbatim.reliability.streams import progress_key
+
+    sid = api.upload(alice, JFK, headers={"Idempotency-Key": "k-1"}).json()["id"]
+    api.redis.hset(progress_key(sid), mapping={"stage": "analysing"})
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=api.headers(alice)).status_code == 204
+    shown = api.client.get(f"/v1/sessions/{sid}", headers=api.headers(alice)).json()
+    assert (shown["status"], shown["client_ids"]) == ("deleted", [])
+    with db_session(api.settings.database_url or "") as db:
+        row = db.get(Session, uuid.UUID(sid))
+        assert row is not None
+        assert (row.client_ids, row.consent, row.idempotency_key, row.audio_sha256, row.speaker_map) == (
+            [], None, None, "", None)
+        assert row.therapist_id is not None and row.created_at is not None
+    assert not api.redis.exists(progress_key(sid))

@@ -44,7 +44,7 @@ def create_app(settings: Settings) -> FastAPI:
             queue=make_queue(settings),
             volume=volume,
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s),
-            cleanup=make_cleanup(settings, repo, recognizer, volume),
+            cleanup=make_cleanup(settings, repo, recognizer, volume, client),
         )
         yield
         recognizer.close()

@@ -221,8 +221,8 @@ class OutboxItem(Base):
     """A pending delete or notification, retried by the sweep process until done.
 
     ``kind``: ``vendor_delete`` (payload ``job_id``, ``reason``), ``vendor_delete_tagged``
-    (every vendor job tagged with ``session_id``), ``file_delete`` (``path``), ``webhook``
-    (``event`` body). Written in the same transaction as the durable write that makes the
+    (every vendor job tagged with ``session_id``), ``file_delete`` (``path``), ``redis_delete``
+    (``keys``), ``webhook`` (``event`` body). Written in the same transaction as the durable write that makes the
     delete safe or the event true, so no clean-up depends on the run that started it.
     ``delivery_id`` is sent with webhooks so a receiver can drop duplicates (at least once).
     """

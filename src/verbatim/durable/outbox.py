@@ -33,6 +33,7 @@ log = structlog.get_logger("verbatim.outbox")
 VENDOR_DELETE = "vendor_delete"  #: payload: job_id, reason
 VENDOR_DELETE_TAGGED = "vendor_delete_tagged"  #: payload: reason; every vendor job tagged with session_id
 FILE_DELETE = "file_delete"  #: payload: path
+REDIS_DELETE = "redis_delete"  #: payload: keys (a list of Redis keys holding the session's data)
 WEBHOOK = "webhook"  #: payload: the event body
 
 

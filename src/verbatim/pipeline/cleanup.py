@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+import redis
 import structlog
 
 from verbatim.crash import crash_point
@@ -27,7 +28,9 @@ log = structlog.get_logger("verbatim.cleanup")
 class Cleanup:
     """Outbox handlers over one process's recognizer, volume and notifier."""
 
-    def __init__(self, repo: Repo, box: Outbox, recognizer: Recognizer, volume: AudioVolume, notifier: Notifier):
+    def __init__(self, repo: Repo, box: Outbox, recognizer: Recognizer, volume: AudioVolume, notifier: Notifier,
+                 client: redis.Redis | None = None):
+        self.redis = client
         self.repo = repo
         self.outbox = box
         self.recognizer = recognizer
@@ -39,6 +42,7 @@ class Cleanup:
             outbox.VENDOR_DELETE: self._vendor_delete,
             outbox.VENDOR_DELETE_TAGGED: self._vendor_delete_tagged,
             outbox.FILE_DELETE: self._file_delete,
+            outbox.REDIS_DELETE: self._redis_delete,
             outbox.WEBHOOK: self._webhook,
         }
 
@@ -74,6 +78,16 @@ class Cleanup:
         if path.resolve().parent != self.volume.audio_dir.resolve():
             raise ValueError(f"refusing to delete {path}: not a recording on the audio volume")
         self.volume.delete(path)
+
+    def _redis_delete(self, item: Pending) -> None:
+        keys = [str(k) for k in item.payload.get("keys", [])]
+        # Only keys of this session: an item never names another's.
+        if item.session_id is None or not all(k.endswith(str(item.session_id)) for k in keys):
+            raise ValueError("refusing to delete Redis keys that are not this session's")
+        if keys:
+            if self.redis is None:
+                raise RuntimeError("no Redis client in this process")
+            self.redis.delete(*keys)
 
     def _webhook(self, item: Pending) -> None:
         self.notifier.deliver(item.payload, item.delivery_id)

@@ -5,7 +5,9 @@ counting a run), so a capture run still working on the session loses its fence a
 its next write. The same transaction queues, in the outbox, the delete of our audio, of every
 vendor job the ledger knows, of the session's job and of any job the vendor lists with the
 session's tag: then they are tried at once, and retried by the sweep process until done — the
-local audio goes even when the vendor is down.
+local audio goes even when the vendor is down. The session row keeps only what the audit needs
+(id, therapist, clinic, times): client ids, consent, the audio digest and the idempotency key go;
+so does the analysis progress hash in Redis.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from verbatim.db.repo import Repo, queue_copies_deleted
 from verbatim.durable import outbox
 from verbatim.pipeline.cleanup import Cleanup
 from verbatim.reliability.models import ReliabilitySuggestion
+from verbatim.reliability.streams import progress_key
 from verbatim.states import SessionStatus, predecessors
 
 
@@ -38,8 +41,10 @@ def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID,
             update(Session)
             .where(Session.id == session_id,
                    Session.status.in_([s.value for s in predecessors(SessionStatus.DELETED)]))
+            # A withdrawn session keeps only what the audit needs: its id, therapist, clinic and times.
             .values(status=SessionStatus.DELETED.value, raw_turns=None, published_turns=None,
-                    updated_at=func.now(), finished_at=func.now())
+                    client_ids=[], consent=None, idempotency_key=None, audio_sha256="", speaker_map=None,
+                    failure_detail=None, updated_at=func.now(), finished_at=func.now())
             .returning(Session.id)
         ).one_or_none()
         db.execute(delete(Transcript).where(Transcript.session_id == session_id))
@@ -49,8 +54,9 @@ def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID,
             runs = repo.runs.count_in(db, session_id)
             db.execute(insert(SessionEvent).values(session_id=session_id, run=runs, kind="session_deleted"))
             queue_copies_deleted(db, session_id, "withdrawn", ledger=True)
+            outbox.add(db, outbox.REDIS_DELETE, {"keys": [progress_key(session_id)]}, session_id)
         if record is not None:
             record(db)
     # Our own copy goes now, inside the request; the vendor's within a tick of the sweep process
     # (an API request must not wait on the vendor).
-    cleanup.now(session_id, kinds=[outbox.FILE_DELETE])
+    cleanup.now(session_id, kinds=[outbox.FILE_DELETE, outbox.REDIS_DELETE])
