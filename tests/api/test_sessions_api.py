@@ -121,12 +121,36 @@ def test_another_therapists_session_is_404(api: Api, alice: str, bob: str, metho
     assert api.client.get("/v1/sessions", headers=api.headers(bob)).json()["items"] == []
 
 
-def test_clinic_admin_sees_the_clinic_only(api: Api, alice: str, bob: str) -> None:
+def test_clinic_admin_sees_the_clinics_metadata_only(api: Api, alice: str, bob: str) -> None:
     sid = api.upload(alice, JFK).json()["id"]
+    _publish_fake(api, sid)
     north = token_for(api.settings, "", "North Clinic", scope="clinic_admin")
     south = token_for(api.settings, "", "South Clinic", scope="clinic_admin")
-    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(north)).status_code == 200
+    shown = api.client.get(f"/v1/sessions/{sid}", headers=api.headers(north))
+    assert shown.status_code == 200 and shown.json()["client_ids"] == []
+    assert [s["client_ids"] for s in api.client.get("/v1/sessions", headers=api.headers(north)).json()["items"]] \
+        == [[]]
     assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(south)).status_code == 404
+    # Reading another therapist's transcript or editing it is not a clinic admin's (break-glass is separate).
+    h = api.headers(north)
+    assert api.client.get(f"/v1/sessions/{sid}/transcript", headers=h).status_code == 404
+    assert api.client.put(f"/v1/sessions/{sid}/speakers", json={"speakers": {"S1": "therapist", "S2": "client-a"}},
+                          headers=h).status_code == 404
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=h).status_code == 404
+    assert api.client.get(f"/v1/sessions/{sid}", headers=api.headers(alice)).json()["status"] == "ready"
+
+
+def test_the_admin_scope_sees_no_patient_data(api: Api, alice: str) -> None:
+    """Admin is for operations: no session list, no transcript, no delete, no client ids anywhere."""
+    sid = api.upload(alice, JFK).json()["id"]
+    _publish_fake(api, sid)
+    h = api.headers(token_for(api.settings, "", "South Clinic", scope="admin"))
+    assert api.client.get("/v1/sessions", headers=h).json()["items"] == []
+    for path in (f"/v1/sessions/{sid}", f"/v1/sessions/{sid}/transcript", f"/v1/sessions/{sid}/suggestions"):
+        assert api.client.get(path, headers=h).status_code == 404, path
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=h).status_code == 404
+    listed = api.client.get("/v1/admin/sessions?status=ready", headers=h).json()["items"]
+    assert [(s["id"], s["client_ids"]) for s in listed] == [(sid, [])]
 
 
 @pytest.mark.parametrize("header", [None, "Bearer nope", "Basic abc", "Bearer "])

@@ -30,11 +30,12 @@ def admin_sessions(
     = "failed",
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> AdminSessionPage:
-    """Sessions in one status (default ``failed``), most recently updated first, every clinic. Audited."""
+    """Sessions in one status (default ``failed``), most recently updated first, every clinic — metadata
+    only (no client ids, no transcript text). Audited."""
     rows = list_sessions(svc.repo.url, status, limit)
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "admin_sessions_listed", None, {"status": status, "count": len(rows)})
-    return AdminSessionPage(items=_outs(svc, rows))
+    return AdminSessionPage(items=_outs(svc, rows, redact=True))
 
 
 @router.get("/sessions/{session_id}")
@@ -55,4 +56,4 @@ def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep, actor: Act
     retry_session(svc.settings, session_id)
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "admin_retry", session_id)
-    return _out(svc, svc.repo.get(session_id))
+    return _out(svc, svc.repo.get(session_id), redact=True)

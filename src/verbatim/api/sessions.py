@@ -12,7 +12,7 @@ import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from python_multipart.multipart import parse_options_header
-from sqlalchemy import func, select, update
+from sqlalchemy import false, func, select, update
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
@@ -125,8 +125,11 @@ class SpeakerMap(BaseModel):
     speakers: dict[str, str] = Field(min_length=1)
 
 
-def _outs(svc: Services, rows: list[Session]) -> list[SessionOut]:
-    """The API view of sessions, with their capture-run counts (one query for all of them)."""
+def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[SessionOut]:
+    """The API view of sessions, with their capture-run counts (one query for all of them).
+
+    ``redact``: without client ids (a clinic admin or an ops admin sees metadata only).
+    """
     if not rows:
         return []
     with db_session(svc.repo.url) as db:
@@ -137,7 +140,8 @@ def _outs(svc: Services, rows: list[Session]) -> list[SessionOut]:
     return [
         SessionOut(
             id=row.id, status=row.status, runs=runs.get(row.id, 0), polished=row.polished,
-            failure_code=row.failure_code, client_ids=row.client_ids, session_type=row.session_type,
+            failure_code=row.failure_code, client_ids=[] if redact else row.client_ids,
+            session_type=row.session_type,
             recorded_at=row.recorded_at, duration_s=row.audio_duration_s, created_at=row.created_at,
             updated_at=row.updated_at,
         )
@@ -145,17 +149,26 @@ def _outs(svc: Services, rows: list[Session]) -> list[SessionOut]:
     ]
 
 
-def _out(svc: Services, row: Session) -> SessionOut:
-    return _outs(svc, [row])[0]
+def _out(svc: Services, row: Session, *, redact: bool = False) -> SessionOut:
+    return _outs(svc, [row], redact=redact)[0]
 
 
 def visible(who: Principal) -> Any:
-    """The WHERE clause of sessions this principal may see (others answer 404, never 403)."""
+    """The WHERE clause of sessions this principal may list (others answer 404, never 403).
+
+    A therapist: their own. A clinic admin: their clinic's, as metadata (no client ids, no
+    transcript). The ``admin`` scope is for operations (``/v1/admin``): no session here.
+    """
     if who.scope == "therapist":
         return Session.therapist_id == who.therapist_id
     if who.scope == "clinic_admin":
         return Session.clinic_id == who.clinic_id
-    return Session.id.is_not(None)  # admin
+    return false()
+
+
+def _redacted(who: Principal) -> bool:
+    """Whether this principal sees session metadata only (no client ids)."""
+    return who.scope != "therapist"
 
 
 def _load(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
@@ -164,6 +177,16 @@ def _load(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
     if row is None:
         raise NotFound(f"no session {session_id}")
     return row
+
+
+def _load_own(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
+    """The session if it is the calling therapist's own: transcripts and clinical edits are theirs alone.
+
+    Anyone else (another therapist, the clinic's admin, an ops admin) gets 404.
+    """
+    if who.scope != "therapist":
+        raise NotFound(f"no session {session_id}")
+    return _load(svc, who, session_id)
 
 
 _UPLOAD_BODIES: dict[str, Any] = {
@@ -398,7 +421,8 @@ def list_sessions(
         rows = list(db.execute(stmt).scalars())
         audit.record(db, actor, "sessions_listed", None, {"count": min(len(rows), limit), "offset": offset})
     more = len(rows) > limit
-    return SessionPage(items=_outs(svc, rows[:limit]), next_offset=offset + limit if more else None)
+    return SessionPage(items=_outs(svc, rows[:limit], redact=_redacted(who)),
+                       next_offset=offset + limit if more else None)
 
 
 @router.get("/{session_id}", response_model=SessionOut)
@@ -407,13 +431,16 @@ def get_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, acto
     row = _load(svc, who, session_id)
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "session_read", session_id)
-    return _out(svc, row)
+    return _out(svc, row, redact=_redacted(who))
 
 
 @router.get("/{session_id}/transcript", response_model=TranscriptOut)
 def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> TranscriptOut:
-    """The published transcript: one record per client id; 409 while not ready. Audited."""
-    row = _load(svc, who, session_id)
+    """The published transcript: one record per client id; 409 while not ready. Audited.
+
+    The therapist's own sessions only (404 for anyone else, a clinic admin included).
+    """
+    row = _load_own(svc, who, session_id)
     if row.status != SessionStatus.READY:
         raise ApiError(409, "not_ready", f"the transcript is not published yet (status {row.status})")
     with db_session(svc.repo.url) as db:
@@ -437,8 +464,10 @@ def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
 @router.put("/{session_id}/speakers", response_model=SessionOut)
 def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who: PrincipalDep,
                  actor: ActorDep) -> SessionOut:
-    """Correct which speaker label is the therapist, which client, or unassigned; republish the split."""
-    row = _load(svc, who, session_id)
+    """Correct which speaker label is the therapist, which client, or unassigned; republish the split.
+
+    The therapist's own sessions only (404 for anyone else)."""
+    row = _load_own(svc, who, session_id)
     allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
     bad = {v for v in body.speakers.values() if v not in allowed}
     if bad:
@@ -477,7 +506,7 @@ def delete_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
     and queues the delete of its audio and vendor jobs; checkpoint and transcripts go at once."""
     from verbatim.pipeline.withdraw import withdraw
 
-    _load(svc, who, session_id)
+    _load_own(svc, who, session_id)
     withdraw(svc.repo, svc.cleanup, session_id,
              lambda db: audit.record(db, actor, "session_deleted", session_id))
     return Response(status_code=204)
