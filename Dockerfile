@@ -2,7 +2,8 @@
 FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
-    VERBATIM_DATA_DIR=/data VERBATIM_API_HOST=0.0.0.0 VERBATIM_ASR_HOST=0.0.0.0
+    VERBATIM_DATA_DIR=/data VERBATIM_API_HOST=0.0.0.0
+# The recognizer listens on localhost unless told otherwise (compose: its internal network only).
 
 RUN useradd --system --create-home --uid 10001 verbatim && mkdir -p /data && chown verbatim /data
 WORKDIR /app

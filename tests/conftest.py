@@ -37,6 +37,7 @@ API_KEY = "test-key"
 
 # Short timings: the durability machinery runs in seconds under test.
 FAST = {
+    "mode": "development",
     "lease_ttl_s": 4.0,
     "heartbeat_s": 1.0,
     "sweep_interval_s": 1.0,

@@ -93,11 +93,21 @@ def resolve(database_url: str, token: str) -> Principal | None:
     return Principal(row.id, row.scope, row.therapist_id, row.clinic_id)
 
 
-def revoke(database_url: str, token: str) -> None:
-    """Revoke a token (given in clear); raises NotFound if it does not exist."""
+def token_id(database_url: str, token: str) -> uuid.UUID:
+    """The id of a token given in clear (to name it later without the secret); raises NotFound."""
+    with db_session(database_url) as db:
+        found = db.execute(select(ApiToken.id).where(ApiToken.token_hash == hash_token(token))).scalar_one_or_none()
+    if found is None:
+        raise NotFound("no such token")
+    return found
+
+
+def revoke(database_url: str, token_id: uuid.UUID) -> None:
+    """Revoke a token by its id (never the clear token: it would sit in shell history and process
+    lists); raises NotFound if there is no such token."""
     with db_session(database_url) as db:
         done = db.execute(
-            update(ApiToken).where(ApiToken.token_hash == hash_token(token)).values(revoked_at=datetime.now(UTC))
+            update(ApiToken).where(ApiToken.id == token_id).values(revoked_at=datetime.now(UTC))
             .returning(ApiToken.id)
         ).one_or_none()
     if done is None:

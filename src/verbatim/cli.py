@@ -114,6 +114,7 @@ def api() -> None:
 
     _configure_logs()
     s = get_settings()
+    s.refuse_default_secrets("api")
     uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning", timeout_graceful_shutdown=10)
 
 
@@ -125,6 +126,7 @@ def asr_server() -> None:
     from verbatim.asr_server.app import create_app
 
     s = get_settings()
+    s.refuse_default_secrets("asr-server")
     uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning", timeout_graceful_shutdown=5)
 
 
@@ -132,6 +134,7 @@ def asr_server() -> None:
 def worker(name: Annotated[str, typer.Option(help="Worker node name")] = "capture") -> None:
     """Run one capture worker (Celery, solo pool: one session per process)."""
     _configure_logs()
+    get_settings().refuse_default_secrets("worker")
     _urls()
     from workers.app import app as celery
 
@@ -165,6 +168,7 @@ def sweeper() -> None:
     from verbatim.runtime import build_context
 
     _configure_logs()
+    get_settings().refuse_default_secrets("sweeper")
     _urls()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -231,24 +235,28 @@ def token_create(
     scope: Annotated[str, typer.Option(help="therapist | clinic_admin | admin")] = "therapist",
     days: Annotated[float, typer.Option(help="Days until it expires", min=0.01, max=3650)] = 90,
 ) -> None:
-    """Issue a bearer token and print it (it is stored hashed and never shown again)."""
-    from verbatim.auth import create_token
+    """Issue a bearer token and print it (it is stored hashed and never shown again); its id goes to
+    stderr, for `verbatim token revoke <id>`."""
+    from verbatim.auth import create_token, token_id
 
     database_url, _ = _urls()
     try:
-        print(create_token(database_url, therapist=therapist, clinic=clinic, scope=scope, expires_in_days=days))
+        token = create_token(database_url, therapist=therapist, clinic=clinic, scope=scope, expires_in_days=days)
     except ValueError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
+    print(token)
+    print(f"token id (to revoke it): {token_id(database_url, token)}", file=sys.stderr)
 
 
 @token_app.command("revoke")
-def token_revoke(token: str) -> None:
-    """Revoke a token (given in clear)."""
+def token_revoke(token_id: Annotated[uuid.UUID, typer.Argument(help="The token's id (printed by token create)")]
+                 ) -> None:
+    """Revoke a token by its id (never pass the clear token on a command line)."""
     from verbatim.auth import revoke
 
     database_url, _ = _urls()
-    revoke(database_url, token)
+    revoke(database_url, token_id)
     console.print("revoked")
 
 

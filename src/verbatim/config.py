@@ -16,11 +16,20 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from verbatim.errors import ConfigError
 
+#: secrets that ship in the code: fine on a developer machine, refused in production
+DEFAULT_SECRETS = frozenset({"", "local-dev-key"})
+
 
 class Settings(BaseSettings):
     """Verbatim configuration. Times are seconds, sizes bytes, unless the name says otherwise."""
 
     model_config = SettingsConfigDict(env_prefix="VERBATIM_", env_file=None, extra="ignore")
+
+    mode: Literal["production", "development"] = Field(
+        "production",
+        description="production refuses default or missing secrets and hides /docs; development (set by "
+        "`verbatim demo`, `verbatim up` and the tests) allows them",
+    )
 
     # --- where things live -------------------------------------------------------------
     database_url: str | None = Field(
@@ -32,6 +41,10 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_docs: bool | None = Field(None, description="Serve /docs and /openapi.json (default: development mode only)")
+    metrics_token: str | None = Field(
+        None, description="Bearer token for the API's /metrics (production without one: /metrics is off)"
+    )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
     tus_expiry_s: float = Field(
@@ -151,6 +164,35 @@ class Settings(BaseSettings):
         if self.recognizer_poll_min_s > self.recognizer_poll_max_s:
             raise ValueError("recognizer_poll_min_s must not exceed recognizer_poll_max_s")
         return self
+
+    @property
+    def development(self) -> bool:
+        return self.mode == "development"
+
+    @property
+    def docs_enabled(self) -> bool:
+        return self.api_docs if self.api_docs is not None else self.development
+
+    def refuse_default_secrets(self, role: str) -> None:
+        """Raise ConfigError when a process of ``role`` would run with a default or missing secret.
+
+        Checked when a long-running process starts (``api``, ``worker``, ``sweeper``,
+        ``asr-server``), not by every command: ``migrate`` or ``token create`` need no vendor key.
+        Development mode allows the defaults.
+        """
+        if self.development:
+            return
+        problems = []
+        if role in ("worker", "sweeper", "api") and self.recognizer_api_key in DEFAULT_SECRETS:
+            problems.append("VERBATIM_RECOGNIZER_API_KEY is the development default: set your recognizer's key")
+        if role in ("worker", "sweeper") and self.webhook_url and not self.webhook_secret:
+            problems.append("VERBATIM_WEBHOOK_URL is set without VERBATIM_WEBHOOK_SECRET: deliveries would be "
+                            "unsigned")
+        if role == "asr-server" and self.asr_api_key in DEFAULT_SECRETS:
+            problems.append("VERBATIM_ASR_API_KEY is the development default: set a key of your own")
+        if problems:
+            raise ConfigError("refusing to start in production mode: " + "; ".join(problems)
+                              + " (or set VERBATIM_MODE=development on a developer machine)")
 
     @property
     def audio_dir(self) -> Path:

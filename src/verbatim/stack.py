@@ -95,6 +95,9 @@ class Stack:
         # A local stack stops on Ctrl-C: drain 30 s (cancelled runs are re-queued and resume on
         # the next start), unless VERBATIM_DRAIN_S says otherwise (production default: 600 s).
         env.setdefault("VERBATIM_DRAIN_S", str(LOCAL_DRAIN_S))
+        # A local stack is a developer's: development mode (default keys allowed, /docs on), unless
+        # VERBATIM_MODE says otherwise.
+        env.setdefault("VERBATIM_MODE", "development")
         env.update(
             VERBATIM_DATABASE_URL=self.servers.database_url,
             VERBATIM_REDIS_URL=self.servers.redis_url,

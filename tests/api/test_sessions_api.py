@@ -161,9 +161,9 @@ def test_missing_or_bad_token_is_401(api: Api, header: str | None) -> None:
 
 
 def test_revoked_token_is_401(api: Api, alice: str) -> None:
-    from verbatim.auth import revoke
+    from verbatim.auth import revoke, token_id
 
-    revoke(api.settings.database_url or "", alice)
+    revoke(api.settings.database_url or "", token_id(api.settings.database_url or "", alice))
     assert api.client.get("/v1/sessions", headers=api.headers(alice)).status_code == 401
 
 
@@ -275,3 +275,19 @@ def test_a_withdrawn_session_keeps_only_what_the_audit_needs(api: Api, alice: st
             [], None, None, "", None)
         assert row.therapist_id is not None and row.created_at is not None
     assert not api.redis.exists(progress_key(sid))
+
+
+def test_production_hides_docs_and_guards_metrics(api_with, alice: str) -> None:  # type: ignore[no-untyped-def]
+    prod = api_with(mode="production", recognizer_api_key="k")
+    for path in ("/docs", "/openapi.json", "/metrics"):
+        assert prod.client.get(path).status_code == 404, path
+    guarded = api_with(mode="production", recognizer_api_key="k", metrics_token="m-secret")
+    assert guarded.client.get("/metrics").status_code == 401
+    assert guarded.client.get("/metrics", headers={"authorization": "Bearer m-secret"}).status_code == 200
+
+
+def test_answers_with_patient_data_are_never_cached_or_sniffed(api: Api, alice: str) -> None:
+    r = api.client.get("/v1/sessions", headers=api.headers(alice))
+    assert (r.headers["cache-control"], r.headers["x-content-type-options"]) == ("no-store", "nosniff")
+    assert "strict-transport-security" not in r.headers  # plain HTTP here; HSTS only over TLS
+    assert api.client.get("/healthz").headers["x-content-type-options"] == "nosniff"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 from verbatim.config import Settings
@@ -49,3 +50,34 @@ def test_env_example_lists_every_setting() -> None:
     text = (ROOT / ".env.example").read_text()
     listed = set(re.findall(r"^#? ?VERBATIM_([A-Z0-9_]+)=", text, re.M))
     assert listed == {name.upper() for name in Settings.model_fields}
+
+
+def test_compose_holds_no_default_secret_and_keeps_the_recognizer_internal() -> None:
+    doc = compose()
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "local-dev-key" not in text
+    env = doc["x-verbatim"]["environment"]
+    assert env["VERBATIM_MODE"] == "production"
+    assert env["VERBATIM_RECOGNIZER_API_KEY"].startswith("${") and ":?" in env["VERBATIM_RECOGNIZER_API_KEY"]
+    assert doc["networks"]["recognizer"]["internal"] is True
+    asr = doc["services"]["asr-server"]
+    assert asr["networks"] == ["recognizer"] and "ports" not in asr
+    assert "VERBATIM_ASR_HOST" not in (ROOT / "Dockerfile").read_text().split("USER")[0].split("ENV", 1)[1] \
+        .split("RUN")[0]
+
+
+def test_production_refuses_default_secrets_and_development_allows_them() -> None:
+    from verbatim.errors import ConfigError
+
+    prod = Settings(mode="production")
+    for role in ("api", "worker", "sweeper", "asr-server"):
+        with pytest.raises(ConfigError, match="production"):
+            prod.refuse_default_secrets(role)
+    keyed = Settings(mode="production", recognizer_api_key="k1", asr_api_key="k2")
+    for role in ("api", "worker", "sweeper", "asr-server"):
+        keyed.refuse_default_secrets(role)
+    with pytest.raises(ConfigError, match="WEBHOOK_SECRET"):
+        Settings(mode="production", recognizer_api_key="k1", webhook_url="https://x/hook").refuse_default_secrets(
+            "worker")
+    Settings(mode="development").refuse_default_secrets("worker")
+    assert (Settings(mode="production").docs_enabled, Settings(mode="development").docs_enabled) == (False, True)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
@@ -16,6 +17,7 @@ from verbatim.api.body_gate import BodyGate
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.request_id import RequestId
+from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
 from verbatim.config import Settings
@@ -56,12 +58,17 @@ def create_app(settings: Settings) -> FastAPI:
         description="Therapy session recordings in, speaker-labelled transcripts out.",
         version="0.1.0",
         lifespan=lifespan,
+        # Production hides the API's map (a setting): docs are for developers and integrators.
+        docs_url="/docs" if settings.docs_enabled else None,
+        redoc_url=None,
+        openapi_url="/openapi.json" if settings.docs_enabled else None,
     )
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
     app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
+    app.add_middleware(SecurityHeaders)
     app.include_router(sessions_router)
     app.include_router(reliability_router)
     app.include_router(tus_router)
@@ -94,7 +101,15 @@ def create_app(settings: Settings) -> FastAPI:
         return checks
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
-    def metrics() -> Response:
+    def metrics(request: Request) -> Response:
+        """Prometheus metrics: open in development; in production only with VERBATIM_METRICS_TOKEN (404 else)."""
+        token = settings.metrics_token
+        if token is None and not settings.development:
+            return Response(status_code=404)
+        if token is not None:
+            sent = request.headers.get("authorization", "")
+            if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+                return Response(status_code=401, headers={"www-authenticate": "Bearer"})
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return app

@@ -10,6 +10,7 @@ Endpoints (under ``/v2``): ``POST /jobs`` (multipart ``config`` + ``data_file``)
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import multiprocessing
 import os
@@ -131,7 +132,8 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="Verbatim local recognizer (Speechmatics batch API v2 subset)", lifespan=lifespan)
 
     def auth(authorization: str | None = Header(None)) -> None:
-        if authorization != f"Bearer {settings.asr_api_key}":
+        # Constant time: the comparison must not tell an attacker how much of a guess was right.
+        if not hmac.compare_digest((authorization or "").encode(), f"Bearer {settings.asr_api_key}".encode()):
             raise HTTPException(401, "invalid API key")
 
     async def inject(kind: str) -> Response | None:
