@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -101,8 +103,8 @@ def migrate() -> None:
     from verbatim.db.migrate import upgrade
 
     database_url, _ = _urls()
-    upgrade(database_url)
-    console.print("database schema is up to date")
+    upgrade(database_url, app_password=get_settings().db_app_password)
+    console.print("database schema, roles and grants are up to date")
 
 
 @app.command()
@@ -183,7 +185,12 @@ def upload(
     token: Annotated[str, typer.Option(envvar="VERBATIM_TOKEN", help="Bearer token")],
     api_url: Annotated[str | None, typer.Option(envvar="VERBATIM_API_URL", help="Default: the running stack's")]
     = None,
-    session_type: str = "individual",
+    session_type: Annotated[str | None, typer.Option(
+        help="individual | couples | family | group (default: from the number of --client)")] = None,
+    recorded_at: Annotated[datetime | None, typer.Option(
+        help="When the session was recorded, with its UTC offset, e.g. 2026-11-30T10:00:00+01:00 "
+        "(default: the file's modification time)",
+        formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%d %H:%M:%S%z", "%Y-%m-%dT%H:%M%z"])] = None,
     consent_method: str = "verbal",
 ) -> None:
     """Upload a recording through the HTTP API and print the new session id."""
@@ -193,15 +200,18 @@ def upload(
     url = api_url or running_stack_env(get_settings().data_dir).get("VERBATIM_API_URL", "http://127.0.0.1:8000")
     import httpx
 
-    # The file's digest as Idempotency-Key: running the same upload again returns the same session.
+    # Idempotency-Key: the file's digest and the session's parameters. Running the same upload again
+    # returns the same session; the same file for other clients is another session.
     digest = hashlib.sha256()
     with open(file, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
+    recorded_at = recorded_at or datetime.fromtimestamp(file.stat().st_mtime, UTC)
+    digest.update(json.dumps([client, session_type, recorded_at.isoformat()]).encode())
     try:
         with ApiClient(url, token) as c:
             session = c.upload(file, client, session_type=session_type, consent_method=consent_method,
-                               idempotency_key=f"sha256-{digest.hexdigest()}")
+                               idempotency_key=f"sha256-{digest.hexdigest()}", recorded_at=recorded_at)
     except httpx.HTTPStatusError as exc:
         console.print(f"[red]upload refused ({exc.response.status_code}):[/red] {exc.response.text}")
         raise typer.Exit(1) from exc

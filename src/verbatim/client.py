@@ -25,13 +25,20 @@ class ApiClient:
         self._http.close()
 
     def upload(
-        self, path: Path, client_ids: list[str], *, session_type: str = "individual",
-        consent_method: str = "verbal", idempotency_key: str | None = None,
+        self, path: Path, client_ids: list[str], *, session_type: str | None = None,
+        consent_method: str = "verbal", idempotency_key: str | None = None, recorded_at: datetime | None = None,
     ) -> dict[str, Any]:
-        """POST /v1/sessions with the file streamed from disk; returns the session JSON."""
+        """POST /v1/sessions with the file streamed from disk; returns the session JSON.
+
+        ``session_type`` defaults to what the client count implies (1: individual, 2: couples,
+        more: family); ``recorded_at`` to the file's modification time (when the phone finished it).
+        """
+        if session_type is None:
+            session_type = {1: "individual", 2: "couples"}.get(len(client_ids), "family")
+        when = recorded_at or datetime.fromtimestamp(path.stat().st_mtime, UTC)
         metadata = {
             "client_ids": client_ids,
-            "recorded_at": datetime.now(UTC).isoformat(),
+            "recorded_at": when.isoformat(),
             "session_type": session_type,
             "consent": {"obtained": True, "method": consent_method, "obtained_at": datetime.now(UTC).isoformat()},
         }

@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None, description="SQLAlchemy URL of PostgreSQL; unset → an embedded server is started"
     )
+    db_app_password: str | None = Field(
+        None, description="`verbatim migrate` sets this password on the runtime role verbatim_app"
+    )
     redis_url: str | None = Field(None, description="Redis URL (broker, leases); unset → embedded server")
     data_dir: Path = Field(Path(".verbatim"), description="Audio volume, embedded servers' data, job store")
 
@@ -73,7 +76,7 @@ class Settings(BaseSettings):
     asr_port: int = 8700
     asr_api_key: str = Field("local-dev-key", description="Key the asr-server accepts")
     asr_workers: int = Field(2, ge=1, description="Recognition processes in the asr-server's pool")
-    asr_job_ttl_s: float = Field(7 * 86400.0, gt=0, description="asr-server jobs expire after this long")
+    asr_job_ttl_s: float = Field(7 * 86400.0, gt=0, description="asr-server jobs expire this long after they finish")
     asr_faults: bool = Field(False, description="Enable the asr-server's fault-injection endpoints (tests)")
 
     # --- capture run --------------------------------------------------------------------

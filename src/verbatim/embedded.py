@@ -69,6 +69,17 @@ _MAX_SOCKET_PATH = 103
 # --------------------------------------------------------------------------------------
 
 
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:``port`` (a bind test; SO_REUSEADDR like the servers use)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
     """An unused TCP port on 127.0.0.1 (asked of the kernel, so never 5432 or 6379 in practice).
 

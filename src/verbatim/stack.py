@@ -8,6 +8,7 @@ recognizer, then the embedded servers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -23,7 +24,7 @@ import httpx
 
 from verbatim.config import Settings, load_settings
 from verbatim.db.migrate import upgrade
-from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, default_data_root, free_port
+from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, default_data_root, free_port, port_free
 from verbatim.errors import EmbeddedServerError
 
 
@@ -134,13 +135,26 @@ class Stack:
                 tail = child.log.read_text(errors="replace")[-2000:]
                 raise EmbeddedServerError(f"{child.name} keeps exiting (5 restarts in 60 s):\n{tail}")
             self._restarts[child.name] = [*recent, time.monotonic()]
+            # The child led its own process group: whatever it left (a recognizer's pool processes)
+            # goes with it, so a restart never runs beside its predecessor's orphans.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.proc.pid, signal.SIGKILL)
             self.children.remove(child)
             self.spawn(child.name, *child.args)
             restarted.append(f"{child.name} (exit {child.proc.returncode})")
         return restarted
 
     def start(self) -> None:
-        """Migrate, then start recognizer, API, workers and the sweep process; wait until the HTTP ones answer."""
+        """Migrate, then start recognizer, API, workers and the sweep process; wait until the HTTP ones answer.
+
+        Raises EmbeddedServerError at once when the API's or the recognizer's port is taken
+        (another stack on this machine): never "up" while pointing at someone else's servers.
+        """
+        for role, port in (("API", self.api_port), ("recognizer", self.asr_port)):
+            if not port_free(port):
+                raise EmbeddedServerError(
+                    f"port {port} for the {role} is in use (another `verbatim up` on this machine?); "
+                    f"set VERBATIM_{'API' if role == 'API' else 'ASR'}_PORT to a free port")
         upgrade(self.servers.database_url)
         self.spawn("asr-server", "asr-server")
         self.spawn("api", "api")

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +96,12 @@ class Api:
         return int(self.redis.llen(keys.CAPTURE_QUEUE))  # type: ignore[arg-type]
 
 
+# One recording time per test process: a retry repeats its request's metadata exactly.
+RECORDED = (datetime.now(UTC) - timedelta(hours=1)).replace(microsecond=0).isoformat()
+
+
 def good_metadata(**overrides: Any) -> dict[str, Any]:
-    now = datetime.now(UTC).isoformat()
+    now = RECORDED
     meta: dict[str, Any] = {
         "client_ids": ["client-a"],
         "recorded_at": now,

@@ -290,3 +290,23 @@ def test_failed_session_stores_sql_null(ctx: RunContext, asr: AsrServer) -> None
         nulls = db.execute(text("SELECT raw_turns IS NULL, published_turns IS NULL FROM sessions WHERE id = :s"),
                            {"s": sid}).one()
     assert tuple(nulls) == (True, True)
+
+
+# --- A Redis restart (leases are not persisted) does not spend a run ---------------------------------
+def test_a_lease_lost_to_a_redis_flush_gives_the_run_back(ctx: RunContext, asr: AsrServer) -> None:
+    asr.fault("hold", hold=True)
+    sid = new_session(ctx.settings, JFK)
+    outcome: list[Outcome] = []
+    run = threading.Thread(target=lambda: outcome.append(run_capture(ctx, sid)))
+    run.start()
+    deadline = time.monotonic() + 60
+    while view(ctx.repo, sid).vendor_job_id is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    ctx.redis.flushdb()  # as a Redis restart without persistence would
+    run.join(60)
+    asr.fault("hold", hold=False)
+    assert outcome == [Outcome.SUPERSEDED]
+    s = view(ctx.repo, sid)
+    assert (s.runs, s.status) == (0, "recognizing")  # refunded; resumes from the saved job id
+    assert s.due_at is not None

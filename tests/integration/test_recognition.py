@@ -44,6 +44,11 @@ def _write(path: Path, pcm: np.ndarray) -> None:
 
 Case = tuple[list[dict[str, Any]], list[Turn]]
 
+# The module fixture recognises seven recordings (about 3 min of audio, ~90 s of CPU on a quiet
+# core); its time lands on the first test. The deadline scales with that work and leaves room for a
+# loaded machine (CI shares its cores): 15 min, not the suite's 300 s per test.
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture(scope="module")
 def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:

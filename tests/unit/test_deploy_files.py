@@ -81,3 +81,11 @@ def test_production_refuses_default_secrets_and_development_allows_them() -> Non
             "worker")
     Settings(mode="development").refuse_default_secrets("worker")
     assert (Settings(mode="production").docs_enabled, Settings(mode="development").docs_enabled) == (False, True)
+
+
+def test_compose_runs_the_processes_as_the_runtime_role_and_migrates_as_the_administrator() -> None:
+    doc = compose()
+    assert doc["x-verbatim"]["environment"]["VERBATIM_DATABASE_URL"].startswith("postgresql+psycopg://verbatim_app:")
+    migrate_url = doc["services"]["migrate"]["environment"]["VERBATIM_DATABASE_URL"]
+    assert migrate_url.startswith("postgresql+psycopg://verbatim:")
+    assert "VERBATIM_DB_APP_PASSWORD" in doc["services"]["migrate"]["environment"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from python_multipart.multipart import parse_options_header
 from sqlalchemy import false, func, select, update
 from starlette.concurrency import run_in_threadpool
@@ -44,6 +45,13 @@ class Consent(BaseModel):
     method: Literal["verbal", "written", "electronic"]
     obtained_at: datetime
 
+    @field_validator("obtained_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("obtained_at needs a time zone (e.g. 2026-11-30T10:00:00+00:00)")
+        return value
+
 
 class SessionMetadata(BaseModel):
     """The ``metadata`` part of an upload."""
@@ -59,11 +67,30 @@ class SessionMetadata(BaseModel):
     @field_validator("client_ids")
     @classmethod
     def _distinct_clients(cls, ids: list[str]) -> list[str]:
-        if len(set(ids)) != len(ids):
+        # NFKC first: look-alike forms of one id (full-width letters, ligatures) become one id.
+        ids = [unicodedata.normalize("NFKC", i).strip() for i in ids]
+        for i in ids:
+            if not i:
+                raise ValueError("a client id must not be blank")
+            if any(unicodedata.category(ch) in ("Cf", "Cc", "Cs", "Co", "Cn") for ch in i):
+                raise ValueError(f"client id {i!r} holds invisible or format characters (e.g. bidi overrides)")
+        if len({i.casefold() for i in ids}) != len(ids):
             raise ValueError("client ids must be distinct")
-        if RESERVED_ROLES & set(ids):
-            raise ValueError(f"{sorted(RESERVED_ROLES & set(ids))} is a role name, not a client id")
+        reserved = {i for i in ids if i.casefold() in RESERVED_ROLES or i.casefold() == UNASSIGNED}
+        if reserved:
+            raise ValueError(f"{sorted(reserved)} is a role name, not a client id")
         return ids
+
+    @model_validator(mode="after")
+    def _clients_fit_the_session_type(self) -> SessionMetadata:
+        if self.session_type == "individual" and len(self.client_ids) != 1:
+            raise ValueError(f"an individual session has one client, not {len(self.client_ids)}; use couples, "
+                             "family or group")
+        if self.session_type == "couples" and len(self.client_ids) != 2:
+            raise ValueError("a couples session has two clients")
+        if self.consent.obtained_at > datetime.now(UTC) + timedelta(minutes=10):
+            raise ValueError("consent.obtained_at is in the future")
+        return self
 
     @field_validator("recorded_at")
     @classmethod
@@ -273,6 +300,8 @@ async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
         value = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(422, "body_not_json", f"the body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ApiError(422, "body_not_json", "the body is nested too deeply") from exc
     if not isinstance(value, dict):
         raise ApiError(422, "invalid_body", 'send {"upload_id": "...", "metadata": {...}}')
     unknown = sorted(value.keys() - {"upload_id", "metadata"})
@@ -335,6 +364,11 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
                 if existing.audio_sha256 != upload.sha256:
                     raise ApiError(409, "idempotency_conflict",
                                    "this Idempotency-Key was used for a different recording")
+                if _parameters(existing) != _parameters(meta):
+                    # As payment APIs do: a retry must repeat the request, not change it quietly.
+                    raise ApiError(422, "idempotency_key_reused",
+                                   "this Idempotency-Key was used with different metadata; send the first "
+                                   "request's metadata again, or use a new key for a new session")
                 # A retried upload: the first copy is the session's; this one goes.
                 upload.audio.unlink(missing_ok=True)
                 return _out(svc, existing), False
@@ -384,6 +418,12 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
         with contextlib.suppress(Exception):
             svc.repo.runs.set_due(session_id, 0.0)
     return _out(svc, svc.repo.get(session_id)), True
+
+
+def _parameters(source: Session | SessionMetadata) -> tuple[Any, ...]:
+    """What makes two uploads the same request (besides the audio): clients, type, recording time."""
+    recorded = source.recorded_at.astimezone(UTC)
+    return (list(source.client_ids), source.session_type, recorded)
 
 
 def _row_exists(svc: ServicesDep, session_id: uuid.UUID) -> bool | None:

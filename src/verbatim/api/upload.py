@@ -174,6 +174,8 @@ def _parse_metadata(raw: bytes) -> dict[str, Any]:
         value = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(422, "metadata_not_json", f"metadata is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # "[" × 60 000: nested past what any metadata needs
+        raise ApiError(422, "metadata_not_json", "metadata is nested too deeply") from exc
     if not isinstance(value, dict):
         raise ApiError(422, "metadata_not_object", "metadata must be a JSON object")
     return value

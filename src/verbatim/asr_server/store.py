@@ -3,7 +3,8 @@
 ``<root>/<job id>/job.json`` (metadata, written atomically), ``audio`` (the submitted
 file) and ``transcript.json`` (json-v2, once done). A restart loses no job: running jobs
 are found again and recognised anew. Deleted jobs disappear (a second delete is a 404);
-expired jobs keep only a tombstone (HTTP 410).
+expired jobs (``asr_job_ttl_s`` after they finished; never while running) keep only a
+tombstone (HTTP 410).
 """
 
 from __future__ import annotations
@@ -78,7 +79,11 @@ class JobStore:
             if not path.exists():
                 return None
             job = json.loads(path.read_text())
-            if job["status"] != "expired" and parse_iso(job["created_at"]) + self.ttl < datetime.now(UTC):
+            # A job expires ttl after it finished, never while it runs: a slow recognition (a
+            # loaded machine, a long session) must not lose the job it is working on.
+            finished = job.get("finished_at")
+            if job["status"] not in ("expired", "running") and finished is not None \
+                    and parse_iso(finished) + self.ttl < datetime.now(UTC):
                 self.expire(job_id)
                 job["status"] = "expired"
             return job
@@ -102,12 +107,13 @@ class JobStore:
             if job is None or job["status"] != "running":
                 return
             _write_json(self._dir(job_id) / "transcript.json", results)
-            self.update(job_id, status="done", duration=duration)
+            self.update(job_id, status="done", duration=duration, finished_at=now_iso())
             self.audio_path(job_id).unlink(missing_ok=True)
 
     def reject(self, job_id: str, message: str) -> None:
         with self._lock:
-            self.update(job_id, status="rejected", errors=[{"timestamp": now_iso(), "message": message}])
+            self.update(job_id, status="rejected", finished_at=now_iso(),
+                        errors=[{"timestamp": now_iso(), "message": message}])
             self.audio_path(job_id).unlink(missing_ok=True)
 
     def transcript(self, job_id: str) -> list[dict[str, Any]] | None:

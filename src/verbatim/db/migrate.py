@@ -7,6 +7,8 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
+from verbatim.db.engine import engine
+from verbatim.db.roles import apply_grants, ensure_roles
 from verbatim.errors import ConfigError
 
 
@@ -26,6 +28,14 @@ def alembic_config(database_url: str) -> Config:
     return cfg
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
-    """Bring the schema to ``revision``; safe to call from several processes at once."""
+def upgrade(database_url: str, revision: str = "head", app_password: str | None = None) -> None:
+    """Bring the schema to ``revision``, then the roles and grants (``verbatim.db.roles``).
+
+    Safe to call from several processes at once. ``database_url`` must be an administrator's
+    (or the owner role's member's): the running processes connect as ``verbatim_app``.
+    """
+    with engine(database_url).begin() as conn:
+        ensure_roles(conn, app_password)
     command.upgrade(alembic_config(database_url), revision)
+    with engine(database_url).begin() as conn:
+        apply_grants(conn)

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
 from verbatim.durable.store import RunStore
-from verbatim.errors import IllegalTransition, NotFound, RunCancelled, RunStopped, VerbatimError
+from verbatim.errors import IllegalTransition, LeaseLost, NotFound, RunCancelled, RunStopped, VerbatimError
 from verbatim.leases import Lease
 from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.telemetry import metrics
@@ -190,6 +190,13 @@ class DurableRuns(Generic[S]):
         except RunCancelled:
             log.info("run_cancelled")
             return Outcome.CANCELLED
+        except LeaseLost as exc:
+            # Lost the lease without a newer run having counted (Redis restarted or flushed: leases
+            # are not persisted) is not the session's fault: give the run back — fenced, so it
+            # succeeds only while no newer run exists — and make it due at once.
+            refunded = self._refund_quietly(ticket)
+            log.warning("run_superseded", reason=type(exc).__name__, refunded=refunded)
+            return Outcome.SUPERSEDED
         except RunStopped as exc:
             # Also when recording a failure found a newer run: this run writes nothing more.
             log.warning("run_superseded", reason=type(exc).__name__)
@@ -198,9 +205,16 @@ class DurableRuns(Generic[S]):
             # Someone moved the subject on (withdrawn): nothing more to do here.
             log.warning("run_moved_on", error=str(exc)[:300])
             return Outcome.SUPERSEDED
-        except VerbatimError as exc:
-            log.error("run_fault", error=f"{type(exc).__name__}: {exc}"[:500])
+        except Exception as exc:  # noqa: BLE001 - no fault escapes a run; the run stays counted (bounded)
+            log.error("run_fault", error=f"{type(exc).__name__}: {exc}"[:500],
+                      expected=isinstance(exc, VerbatimError))
             return Outcome.FAULT
+
+    def _refund_quietly(self, ticket: Ticket[S]) -> bool:
+        try:
+            return self.store.refund(ticket.subject_id, ticket.fence, 0.0)
+        except Exception:  # noqa: BLE001 - the lease-expiry due time stands
+            return False
 
     # --- step 7 -------------------------------------------------------------------------
     def _release(self, lease: Lease) -> None:

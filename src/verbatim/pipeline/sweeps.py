@@ -154,7 +154,12 @@ def requeue_due(ctx: RunContext, report: SweepReport) -> None:
         if status not in ACTIVE_VALUES:
             store.set_due(sid, None)
             continue
-        ctx.queue.enqueue(sid)
+        try:
+            ctx.queue.enqueue(sid)
+        except Exception:
+            # The broker is down: look again next tick, not a whole stall window later.
+            store.set_due(sid, s.sweep_tick_s)
+            raise
         metrics.sweep_requeued.inc()
         report.requeued.append(sid)
 
