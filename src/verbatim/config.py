@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     metrics_token: str | None = Field(
         None, description="Bearer token for the API's /metrics (production without one: /metrics is off)"
     )
+    break_glass_s: float = Field(
+        3600.0, gt=0, le=24 * 3600.0,
+        description="How long a break-glass grant lets a colleague read one session's transcript",
+    )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
     tus_expiry_s: float = Field(

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from verbatim import audio, audit
+from verbatim.api.break_glass import active_grant
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.tus import claim
@@ -478,13 +479,25 @@ def get_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, acto
 def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> TranscriptOut:
     """The published transcript: one record per client id; 409 while not ready. Audited.
 
-    The therapist's own sessions only (404 for anyone else, a clinic admin included).
+    The therapist's own sessions only (404 for anyone else) — or a colleague of the same clinic
+    holding an open break-glass grant (``POST …/break-glass``), each such read audited as such.
     """
-    row = _load_own(svc, who, session_id)
+    action = "transcript_read"
+    try:
+        row = _load_own(svc, who, session_id)
+    except NotFound:
+        if not active_grant(svc.repo.url, who, session_id):
+            raise
+        with db_session(svc.repo.url) as db:
+            found = db.execute(select(Session).where(Session.id == session_id, Session.clinic_id == who.clinic_id)
+                               ).scalar_one_or_none()
+        if found is None:
+            raise
+        row, action = found, "transcript_read_break_glass"
     if row.status != SessionStatus.READY:
         raise ApiError(409, "not_ready", f"the transcript is not published yet (status {row.status})")
     with db_session(svc.repo.url) as db:
-        audit.record(db, actor, "transcript_read", session_id)
+        audit.record(db, actor, action, session_id)
         records = list(
             db.execute(select(Transcript).where(Transcript.session_id == session_id).order_by(Transcript.client_id))
             .scalars()

@@ -253,3 +253,22 @@ class SweepSchedule(Base):
     __tablename__ = "sweep_schedule"
     name: Mapped[str] = mapped_column(String(40), primary_key=True)
     next_at: Mapped[datetime] = _now()
+
+
+class BreakGlassGrant(Base):
+    """A colleague's time-limited access to one session's transcript, with the reason given.
+
+    Opened by a clinic admin or a covering therapist of the same clinic for their own token;
+    shown to the session's therapist; every open and every read is audited.
+    """
+
+    __tablename__ = "break_glass_grants"
+    id: Mapped[uuid.UUID] = _uuid()
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("sessions.id"), nullable=False, index=True)
+    clinic_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    token_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    therapist_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    scope: Mapped[str] = mapped_column(String(20), nullable=False)
+    reason: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = _now()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
