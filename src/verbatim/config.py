@@ -54,6 +54,15 @@ class Settings(BaseSettings):
     )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
+    max_open_uploads: int = Field(
+        20, ge=1, description="Resumable uploads one therapist may have open at once (a bulk import needs more)"
+    )
+    max_open_upload_bytes: int = Field(
+        20 * 1024**3, gt=0, description="Bytes one therapist's open resumable uploads may declare in total (20 GiB)"
+    )
+    min_free_bytes: int = Field(
+        256 * 1024**2, ge=0, description="Free space the audio volume keeps: an upload that would eat into it is 507"
+    )
     tus_expiry_s: float = Field(
         86400.0, gt=0, description="An unfinished resumable (tus) upload expires this long after creation (24 h)"
     )

@@ -169,6 +169,17 @@ class ResumableUploads:
         fsync_dir(self.folder)
         return info
 
+    def open_for(self, owner: uuid.UUID) -> tuple[int, int]:
+        """(how many unexpired uploads ``owner`` has open, their declared bytes in total)."""
+        count = declared = 0
+        now = time.time()
+        for path in self.folder.glob("*.json"):
+            info = self.info(path.stem)
+            if info is not None and info.owner == owner and not info.expired(now):
+                count += 1
+                declared += info.length
+        return count, declared
+
     def info(self, upload_id: str) -> UploadInfo | None:
         """The upload's info, or None when the id is malformed, unknown or its info unreadable."""
         if not UPLOAD_ID.fullmatch(upload_id):

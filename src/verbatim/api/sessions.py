@@ -22,7 +22,7 @@ from verbatim.api.break_glass import active_grant
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.tus import claim
-from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive
+from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive, require_space
 from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
@@ -268,6 +268,9 @@ async def create_session(
             return _out(svc, claimed)
         upload = claimed
     else:
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit():
+            require_space(svc.settings, int(declared))  # 507 before a byte is written
         upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes)
     sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
     # Probing, fsync, PostgreSQL and Redis all block: keep them off the event loop.

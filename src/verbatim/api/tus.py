@@ -34,7 +34,7 @@ from starlette.requests import ClientDisconnect
 from verbatim import audit
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
-from verbatim.api.upload import Upload
+from verbatim.api.upload import Upload, require_space
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.errors import NotFound, UploadBusy, UploadExpired
@@ -196,6 +196,16 @@ def create_upload(
     sent = request.headers.get("content-length")
     if sent not in (None, "0"):
         raise _fail(400, "creation_with_upload_unsupported", "create the upload with an empty body, then PATCH")
+    # Quotas before anything is written: a client cannot reserve the volume with declarations.
+    count, declared = svc.uploads.open_for(who.therapist_id)
+    if count >= svc.settings.max_open_uploads:
+        raise _fail(429, "too_many_open_uploads",
+                    f"you have {count} unfinished uploads open; finish or let them expire first")
+    if declared + length > svc.settings.max_open_upload_bytes:
+        raise _fail(413, "open_uploads_too_large",
+                    f"your open uploads would declare {declared + length} bytes; the limit is "
+                    f"{svc.settings.max_open_upload_bytes}")
+    require_space(svc.settings, length)
     info = svc.uploads.create(who.therapist_id, length, metadata)
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "upload_created", None, {"upload_id": info.id, "length": length})

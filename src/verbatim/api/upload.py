@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from python_multipart.multipart import MultipartParser, MultipartState, parse_op
 from starlette.requests import ClientDisconnect
 
 from verbatim.api.errors import ApiError
+from verbatim.config import Settings
 
 METADATA_MAX_BYTES = 64 * 1024
 
@@ -165,6 +167,14 @@ async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
         _discard(receiver, target)
         raise
     return Upload(metadata, target, receiver.size, receiver.digest.hexdigest(), receiver.filename)
+
+
+def require_space(settings: Settings, incoming_bytes: int) -> None:
+    """ApiError 507 unless the audio volume can take ``incoming_bytes`` and keep ``min_free_bytes`` free."""
+    free = shutil.disk_usage(settings.data_dir).free
+    if free - incoming_bytes < settings.min_free_bytes:
+        raise ApiError(507, "insufficient_storage",
+                       "the server has no room for this recording right now; try again later")
 
 
 def _parse_metadata(raw: bytes) -> dict[str, Any]:
