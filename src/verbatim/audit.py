@@ -10,7 +10,8 @@ address and which request (``X-Request-ID``). The table refuses UPDATE, DELETE a
 Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcript_read``,
 ``speakers_corrected``, ``session_deleted``, ``suggestions_read``, ``suggestion_reviewed``,
 ``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``dlq_reprocess``,
-``upload_created``, ``audit_read``.
+``upload_created``, ``audit_read``, ``break_glass_opened``, ``transcript_read_break_glass``,
+``break_glass_listed``; by Verbatim itself (scope ``system``): ``transcript_expired``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ class Actor:
     principal: Principal
     remote_addr: str | None = None
     request_id: str | None = None
+
+
+def record_system(db: OrmSession, action: str, session_id: uuid.UUID | None = None,
+                  clinic_id: uuid.UUID | None = None, detail: dict[str, Any] | None = None) -> None:
+    """Append an audit row for Verbatim's own act (a retention delete): scope ``system``, no token."""
+    db.execute(insert(AuditEntry).values(scope="system", action=action, session_id=session_id, clinic_id=clinic_id,
+                                         detail=detail))
 
 
 def record(db: OrmSession, actor: Actor, action: str, session_id: uuid.UUID | None = None,

@@ -28,6 +28,8 @@ token_app = typer.Typer(help="Create and revoke API tokens.", no_args_is_help=Tr
 sessions_app = typer.Typer(help="Inspect and retry sessions (admin).", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
+clinic_app = typer.Typer(help="Clinic settings.", no_args_is_help=True)
+app.add_typer(clinic_app, name="clinic")
 console = Console()
 
 
@@ -302,6 +304,28 @@ def sessions_retry(session_id: uuid.UUID) -> None:
     _urls()
     retry_session(_stack_settings(), session_id)
     console.print(f"{session_id} queued again")
+
+
+@clinic_app.command("retention")
+def clinic_retention(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    days: Annotated[int | None, typer.Option(min=1, max=3650, help="Days a transcript is kept once ready; "
+                                              "omit to use VERBATIM_TRANSCRIPT_RETENTION_DAYS")] = None,
+) -> None:
+    """Set how long the clinic's transcripts are kept once ready (the sweep deletes them after)."""
+    from sqlalchemy import update
+
+    from verbatim.db.engine import db_session
+    from verbatim.db.models import Clinic
+
+    database_url, _ = _urls()
+    with db_session(database_url) as db:
+        found = db.execute(update(Clinic).where(Clinic.name == clinic).values(transcript_retention_days=days)
+                           .returning(Clinic.id)).one_or_none()
+    if found is None:
+        console.print(f"[red]no clinic named {clinic!r}[/red]")
+        raise typer.Exit(2)
+    console.print(f"{clinic}: transcripts kept {days or get_settings().transcript_retention_days} days once ready")
 
 
 def main() -> None:

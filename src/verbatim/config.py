@@ -106,6 +106,11 @@ class Settings(BaseSettings):
         description="Wall-clock bound per session from upload: past it the session fails as `deadline_exceeded`",
     )
 
+    transcript_retention_days: int = Field(
+        365, ge=1, le=3650,
+        description="Days a transcript is kept once ready, unless its clinic sets its own (verbatim clinic retention)",
+    )
+
     # --- the sweep process (verbatim sweeper) ----------------------------------------------
     sweep_tick_s: float = Field(
         2.0, gt=0, description="How often the sweep process looks at due runs and the outbox"

@@ -26,7 +26,7 @@ from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive, require_spa
 from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import DurableRun, Session, Transcript
+from verbatim.db.models import Clinic, DurableRun, Session, Transcript
 from verbatim.db.repo import CAPTURE
 from verbatim.errors import AudioUnreadable, NotFound
 from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
@@ -117,6 +117,10 @@ class SessionOut(BaseModel):
     duration_s: float
     created_at: datetime
     updated_at: datetime
+    #: when the retention sweep deletes the transcript (its clinic's retention after it was ready)
+    transcript_delete_after: datetime | None = None
+    #: when it did
+    transcript_expired_at: datetime | None = None
 
 
 class SessionPage(BaseModel):
@@ -165,13 +169,24 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
             select(DurableRun.subject_id, DurableRun.runs)
             .where(DurableRun.kind == CAPTURE, DurableRun.subject_id.in_([r.id for r in rows]))
         ).all())
+        retention: dict[uuid.UUID, int | None] = dict(db.execute(
+            select(Clinic.id, Clinic.transcript_retention_days).where(Clinic.id.in_({r.clinic_id for r in rows}))
+        ).all())
+    default_days = svc.settings.transcript_retention_days
+
+    def delete_after(row: Session) -> datetime | None:
+        if row.status != SessionStatus.READY or row.finished_at is None or row.transcript_expired_at is not None:
+            return None
+        return row.finished_at + timedelta(days=retention.get(row.clinic_id) or default_days)
+
     return [
         SessionOut(
             id=row.id, status=row.status, runs=runs.get(row.id, 0), polished=row.polished,
             failure_code=row.failure_code, client_ids=[] if redact else row.client_ids,
             session_type=row.session_type,
             recorded_at=row.recorded_at, duration_s=row.audio_duration_s, created_at=row.created_at,
-            updated_at=row.updated_at,
+            updated_at=row.updated_at, transcript_delete_after=delete_after(row),
+            transcript_expired_at=row.transcript_expired_at,
         )
         for row in rows
     ]
@@ -497,6 +512,10 @@ def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
         if found is None:
             raise
         row, action = found, "transcript_read_break_glass"
+    if row.transcript_expired_at is not None:
+        raise ApiError(410, "transcript_expired",
+                       f"the transcript was deleted on {row.transcript_expired_at:%Y-%m-%d}: its clinic's retention "
+                       "window had passed")
     if row.status != SessionStatus.READY:
         raise ApiError(409, "not_ready", f"the transcript is not published yet (status {row.status})")
     with db_session(svc.repo.url) as db:

@@ -49,11 +49,13 @@ def _now() -> Mapped[datetime]:
 
 
 class Clinic(Base):
-    """A practice; therapists belong to one."""
+    """A practice; therapists belong to one. ``transcript_retention_days``: how long its transcripts
+    are kept once ready (NULL: the ``VERBATIM_TRANSCRIPT_RETENTION_DAYS`` default)."""
 
     __tablename__ = "clinics"
     id: Mapped[uuid.UUID] = _uuid()
     name: Mapped[str] = mapped_column(String(200), nullable=False, unique=True)
+    transcript_retention_days: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = _now()
 
 
@@ -131,6 +133,8 @@ class Session(Base):
     created_at: Mapped[datetime] = _now()
     updated_at: Mapped[datetime] = _now()
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # when the retention sweep deleted the transcript (its clinic's retention had passed)
+    transcript_expired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Transcript(Base):

@@ -19,6 +19,7 @@ never run the same one twice in a period:
 (e) orphan audio: recordings (and partial uploads) with no live session, unchanged for
     ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
 (f) the analysis re-emit (``verbatim.reliability.sweep``).
+(g) retention: transcripts past their clinic's retention window (``verbatim.pipeline.retention``).
 
 Celery beat has no job left: a beat only sent messages to a queue that busy capture workers
 serve, which is how sweeps starved. Every step is idempotent: two sweep processes are safe.
@@ -40,6 +41,7 @@ from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
 from verbatim.telemetry import metrics
@@ -65,6 +67,7 @@ class SweepReport:
     audio_deleted: int = 0
     uploads_expired: int = 0
     analysis_reemitted: int = 0
+    transcripts_expired: int = 0
     steps: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -79,13 +82,14 @@ def tick(ctx: RunContext) -> SweepReport:
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
     _step(report, "outbox", lambda: _outbox(ctx, report))
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
-                     ("analysis_reemit", _analysis_reemit)):
+                     ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts)):
         if _claim_period(ctx, name):
             _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
         else:
             report.steps[name] = "not_due"
     if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
-            or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors):
+            or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors
+            or report.transcripts_expired):
         log.info(
             "sweep_done", requeued=len(report.requeued), rechecks=report.rechecks, stalled=len(report.stalled),
             outbox_done=report.outbox_done, outbox_failed=report.outbox_failed,
