@@ -28,7 +28,7 @@ import av
 import av.error
 import numpy as np
 
-from verbatim.errors import AudioUnreadable
+from verbatim.errors import AudioTooLong, AudioUnreadable
 
 SAMPLE_RATE = 16_000
 """Sample rate (Hz) of the arrays `decode_pcm16k` returns."""
@@ -109,8 +109,13 @@ def _frame_end_s(frame: av.AudioFrame) -> float | None:
     return float(frame.pts * frame.time_base) + frame.samples / frame.sample_rate
 
 
-def _decoded_end_s(container: av.container.InputContainer, stream: av.audio.stream.AudioStream) -> float:
-    """Decode from the current position to the end; return the end time (s) of the last frame."""
+def _decoded_end_s(container: av.container.InputContainer, stream: av.audio.stream.AudioStream,
+                   limit_s: float | None = None) -> float:
+    """Decode from the current position to the end; return the end time (s) of the last frame.
+
+    Raises AudioTooLong as soon as the audio passes ``limit_s``: a file that states no length
+    (a decode bomb of tiny packets, hours long) is never decoded past the limit it will fail.
+    """
     end = 0.0
     samples = 0
     for frame in container.decode(stream):
@@ -118,11 +123,16 @@ def _decoded_end_s(container: av.container.InputContainer, stream: av.audio.stre
         t = _frame_end_s(frame)
         # Some demuxers give no timestamps: fall back to counting samples from the start.
         end = t if t is not None else samples / (frame.sample_rate or 1)
+        if limit_s is not None and end > limit_s:
+            raise AudioTooLong(end, limit_s)
     return end
 
 
-def probe(path: str | os.PathLike[str]) -> AudioInfo:
+def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> AudioInfo:
     """Identify an audio file by its content and return its `AudioInfo`.
+
+    ``max_duration_s``: raise AudioTooLong for audio longer than this (seconds) — without
+    decoding past it when the length must be measured.
 
     Reads only the header and (for compressed formats) the first frame and the last
     ~2 s, so a 1 GiB WAV is probed in milliseconds. A file whose container does not
@@ -162,7 +172,7 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
             sample_rate = stream.codec_context.sample_rate or first.sample_rate
             channels = stream.codec_context.channels or len(first.layout.channels)
             if stated is None:
-                duration = _decoded_end_s(container, stream)
+                duration = _decoded_end_s(container, stream, max_duration_s)
                 first_end = _frame_end_s(first) or first.samples / first.sample_rate
                 duration = max(duration, first_end)
             elif demuxer == "mp3" and not _mp3_has_length_header(p):
@@ -173,12 +183,14 @@ def probe(path: str | os.PathLike[str]) -> AudioInfo:
                 duration = stated
                 if demuxer != "wav":
                     _check_tail(container, stream, stated)
-    except AudioUnreadable:
+    except (AudioUnreadable, AudioTooLong):
         raise
     except _DECODE_ERRORS as exc:
         raise AudioUnreadable(f"not a readable audio file ({_describe(exc)})") from exc
     if not duration > 0:
         raise AudioUnreadable("audio has zero duration")
+    if max_duration_s is not None and duration > max_duration_s:
+        raise AudioTooLong(duration, max_duration_s)
     label = _ACCEPTED[demuxer][0]
     if label == "matroska" and codec in _WEBM_CODECS:
         label = "webm"

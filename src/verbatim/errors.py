@@ -21,6 +21,18 @@ class AudioUnreadable(VerbatimError):
     """Raised when a file is not audio we can decode (unknown container, no audio stream, corrupt or truncated data)."""
 
 
+class AudioTooLong(VerbatimError):
+    """Raised when a recording is longer than the accepted maximum (``max_duration_s``).
+
+    ``duration_s`` is how far decoding got (at least) or the stated length; ``limit_s`` the maximum.
+    """
+
+    def __init__(self, duration_s: float, limit_s: float):
+        super().__init__(f"recording is at least {duration_s:.0f} s long; the limit is {limit_s:.0f} s")
+        self.duration_s = duration_s
+        self.limit_s = limit_s
+
+
 class EmbeddedServerError(VerbatimError):
     """Raised when an embedded PostgreSQL or Redis cannot be started.
 

@@ -28,7 +28,7 @@ from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, DurableRun, Session, Transcript
 from verbatim.db.repo import CAPTURE
-from verbatim.errors import AudioUnreadable, NotFound
+from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
 from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
 from verbatim.states import SessionStatus
 
@@ -392,12 +392,13 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
                 upload.audio.unlink(missing_ok=True)
                 return _out(svc, existing), False
         try:
-            info = audio.probe(upload.audio)
+            # Decoding (for a file that states no length) stops at the limit: a decode bomb of
+            # hours of tiny packets costs the limit, not its whole length.
+            info = audio.probe(upload.audio, max_duration_s=settings.max_duration_s)
         except AudioUnreadable as exc:
             raise ApiError(422, "unreadable_audio", str(exc)) from exc
-        if info.duration_s > settings.max_duration_s:
-            raise ApiError(413, "too_long", f"recording is {info.duration_s:.0f} s; the limit is "
-                                            f"{settings.max_duration_s:.0f} s")
+        except AudioTooLong as exc:
+            raise ApiError(413, "too_long", str(exc)) from exc
         final = svc.volume.commit(upload.audio, session_id)
     except BaseException:
         upload.audio.unlink(missing_ok=True)
