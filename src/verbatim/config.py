@@ -52,6 +52,10 @@ class Settings(BaseSettings):
         3600.0, gt=0, le=24 * 3600.0,
         description="How long a break-glass grant lets a colleague read one session's transcript",
     )
+    upload_idle_s: float = Field(30.0, gt=0, description="An upload that sends nothing for this long is refused (408)")
+    api_max_connections: int = Field(
+        256, ge=1, description="Concurrent connections one API process serves; more are answered 503 at once"
+    )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
     max_open_uploads: int = Field(

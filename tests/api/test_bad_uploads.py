@@ -445,3 +445,19 @@ def test_client_disconnect_mid_upload_leaves_nothing(live: Callable[..., LiveSer
             assert time.monotonic() < deadline, "the upload never reached incoming/"
             time.sleep(0.01)
     refused_after_the_fact(api)
+
+
+def test_an_upload_that_goes_silent_is_408_and_leaves_nothing(live: Callable[..., LiveServer], alice: str) -> None:
+    """Declares 100 MB, sends the start of its audio part, then nothing (slow clients, security item 6)."""
+    server = live(upload_idle_s=1.0)
+    api = Api(httpx.Client(base_url=server.url), server.settings)
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.settimeout(30)
+        sock.sendall(f"POST /v1/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {alice}\r\n"
+                     f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\n"
+                     f"Content-Length: {100 * 1024 * 1024}\r\n\r\n".encode()
+                     + meta_part() + b"--" + BOUNDARY.encode()
+                     + b'\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n' + b"\0" * 4096)
+        status, body = _read_response(sock)
+    assert (status, body["error"]) == (408, "upload_idle")
+    refused_after_the_fact(api)

@@ -11,6 +11,7 @@ would stall every other request for seconds.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -129,13 +130,14 @@ class _Receiver:
             self.audio_file = None
 
 
-async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
+async def receive(request: Request, target: Path, max_bytes: int, idle_s: float = 30.0) -> Upload:
     """Stream a ``multipart/form-data`` body with parts ``audio`` (file) and ``metadata`` (JSON).
 
     Returns the Upload with the audio at ``target`` (written, not yet fsynced). Raises
     ApiError — 415 (not multipart), 413 (too large), 400 (malformed, missing or duplicate
-    part, body cut short, client disconnected), 422 (metadata missing or not a JSON object)
-    — and then no file is left at ``target``.
+    part, body cut short, client disconnected), 408 (no data for ``idle_s`` seconds: a client
+    that declared 100 MB and went silent does not hold the connection and its file), 422
+    (metadata missing or not a JSON object) — and then no file is left at ``target``.
     """
     content_type, options = parse_options_header(request.headers.get("content-type", ""))
     if content_type != b"multipart/form-data" or not options.get(b"boundary"):
@@ -146,7 +148,15 @@ async def receive(request: Request, target: Path, max_bytes: int) -> Upload:
     receiver = _Receiver(target, max_bytes)
     try:
         parser = MultipartParser(options[b"boundary"], receiver.callbacks())  # type: ignore[arg-type]
-        async for chunk in request.stream():
+        chunks = request.stream().__aiter__()
+        while True:
+            try:
+                async with asyncio.timeout(idle_s):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except TimeoutError as exc:
+                raise ApiError(408, "upload_idle", f"no data for {idle_s:.0f} s; send the upload again") from exc
             parser.write(chunk)
         parser.finalize()
         receiver.close()
