@@ -92,6 +92,13 @@ class Settings(BaseSettings):
     asr_host: str = "127.0.0.1"
     asr_port: int = 8700
     asr_api_key: str = Field("local-dev-key", description="Key the asr-server accepts")
+    asr_engine: Literal["whisper", "pocketsphinx"] = Field(
+        "whisper", description="Words from faster-whisper (tiny.en, packaged) or the older pocketsphinx"
+    )
+    asr_model_dir: Path | None = Field(
+        None, description="Another CTranslate2 Whisper model folder (default: the packaged tiny.en)"
+    )
+    asr_model_sha256: str | None = Field(None, description="SHA-256 of that folder's model.bin (required with it)")
     asr_workers: int = Field(2, ge=1, description="Recognition processes in the asr-server's pool")
     asr_job_ttl_s: float = Field(7 * 86400.0, gt=0, description="asr-server jobs expire this long after they finish")
     asr_faults: bool = Field(False, description="Enable the asr-server's fault-injection endpoints (tests)")

@@ -59,6 +59,10 @@ def _text(results: list[dict[str, Any]]) -> str:
 
 def create_app(settings: Settings) -> FastAPI:
     """The recognizer service app; jobs live under ``settings.asr_dir``."""
+    if settings.asr_engine == "whisper":
+        from verbatim.asr_server.whisper import verify_model
+
+        verify_model()  # a changed model file refuses to start, before any job is accepted
     store = JobStore(settings.asr_dir, settings.asr_job_ttl_s)
     stopping = threading.Event()
     pool_lock = threading.Lock()

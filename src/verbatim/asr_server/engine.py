@@ -5,8 +5,10 @@ Pipeline (all in-process, no server state):
 1. decode the file to 16 kHz mono float32 (`verbatim.audio.decode_pcm16k`);
 2. compute 10 ms frame features and an energy-based speech mask (`features`, `vad`);
 3. diarize the frames (`diarization`) unless ``diarization="none"``;
-4. cut speech into utterances of at most 30 s at pauses and speaker changes, and
-   decode each with pocketsphinx 5 (bundled en-US acoustic model, language model and
+4. words: by default Whisper tiny.en through faster-whisper over the whole recording
+   (`verbatim.asr_server.whisper`); or (``VERBATIM_ASR_ENGINE=pocketsphinx``) cut speech
+   into utterances of at most 30 s at pauses and speaker changes, and decode each with
+   pocketsphinx 5 (bundled en-US acoustic model, language model and
    dictionary, default search settings). Decoding utterance by utterance keeps memory
    bounded, skips long silences, and gives each voice its own cepstral mean;
 5. turn word segments into json-v2 items, label each word with the speaker holding
@@ -131,6 +133,28 @@ def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) ->
     return out
 
 
+def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) -> list[Word]:
+    """Words from the configured engine: Whisper over the whole recording, or pocketsphinx per utterance."""
+    from verbatim.config import get_settings
+
+    if get_settings().asr_engine == "whisper":
+        from verbatim.asr_server import whisper
+
+        if not speech.any():
+            return []  # Whisper invents words in silence: never ask it about a recording without speech
+        # ...and in long pauses: keep only words that our speech detection hears as speech.
+        return [w for w in whisper.recognise(audio) if _voiced_share(w, speech) >= 0.2]
+    return recognise(audio, vad.utterances(speech, breaks=changes))
+
+
+def _voiced_share(word: Word, speech: np.ndarray) -> float:
+    """The share of a word's 10 ms frames that speech detection marks as speech (0..1)."""
+    a = int(round(word.start_s / _FRAME_S))
+    b = max(a + 1, int(round(word.end_s / _FRAME_S)))
+    frames = speech[a:b]
+    return float(frames.mean()) if frames.size else 0.0
+
+
 def transcribe(
     path: str | os.PathLike[str],
     *,
@@ -164,7 +188,7 @@ def transcribe(
     else:
         labels = np.zeros(frames.n, dtype=np.int64)
         changes = None
-    words = recognise(audio, vad.utterances(speech, breaks=changes))
+    words = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)
     if diarization == "speaker":
         names: dict[int, str] = {}
