@@ -117,7 +117,7 @@ def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> N
     if reference is not None:
         heard = " ".join(seg["text"] for seg in body["transcripts"][0]["segments"])
         console.print(f"[bold]word error rate vs reference: {word_error_rate(reference, heard):.3f}[/bold] "
-                      "(offline pocketsphinx recognizer)")
+                      "(offline Whisper tiny.en recognizer)")
 
 
 def _print_suggestions(api: ApiClient, sid: str, session: dict, shown: int = 15) -> None:
