@@ -76,7 +76,7 @@ class ReliabilitySettings(BaseSettings):
         0.5, ge=0, description="A speaker change within this gap, mid-sentence, is doubtful"
     )
 
-    # --- the re-emit sweep (Celery beat) ----------------------------------------------------
+    # --- the re-emit sweep (the sweep process) -----------------------------------------------
     sweep_grace_s: float = Field(60.0, ge=0, description="A never-emitted request younger than this is left alone")
     reemit_after_s: float = Field(
         3600.0, gt=0, description="An emitted request not analysed after this long is emitted again"
