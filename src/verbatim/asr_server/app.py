@@ -63,7 +63,7 @@ def create_app(settings: Settings) -> FastAPI:
         from verbatim.asr_server.whisper import verify_model
 
         verify_model()  # a changed model file refuses to start, before any job is accepted
-    store = JobStore(settings.asr_dir, settings.asr_job_ttl_s)
+    store = JobStore(settings.asr_dir, settings.asr_job_ttl_s, keep_submissions=settings.asr_faults)
     stopping = threading.Event()
     pool_lock = threading.Lock()
     attempts: dict[str, int] = {}

@@ -37,10 +37,15 @@ def _write_json(path: Path, data: Any) -> None:
 
 
 class JobStore:
-    """Thread-safe store of batch jobs under ``root``; ``ttl_s`` seconds until a job expires."""
+    """Thread-safe store of batch jobs under ``root``; ``ttl_s`` seconds until a job expires.
 
-    def __init__(self, root: Path, ttl_s: float):
+    ``keep_submissions``: log every submission's session reference (fault tests count them);
+    off in service, where a lasting job → session list would outlive withdrawn sessions.
+    """
+
+    def __init__(self, root: Path, ttl_s: float, *, keep_submissions: bool = False):
         self.root = root
+        self.keep_submissions = keep_submissions
         self.ttl = timedelta(seconds=ttl_s)
         self._lock = threading.RLock()
         root.mkdir(parents=True, exist_ok=True)
@@ -64,9 +69,10 @@ class JobStore:
         if "tracking" in config:
             job["tracking"] = config["tracking"]
         _write_json(folder / "job.json", job)
-        with self._lock, open(self._ledger, "a") as fh:
-            reference = (config.get("tracking") or {}).get("reference", "")
-            fh.write(f"{job_id}\t{reference}\n")
+        if self.keep_submissions:
+            with self._lock, open(self._ledger, "a") as fh:
+                reference = (config.get("tracking") or {}).get("reference", "")
+                fh.write(f"{job_id}\t{reference}\n")
         return job
 
     def get(self, job_id: str) -> dict[str, Any] | None:
