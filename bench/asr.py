@@ -132,6 +132,8 @@ def main() -> None:
                 "speaker_attribution": round(attribution[DIALOGUES[0]], 4),
                 "speaker_attribution_two_male": round(attribution[DIALOGUES[1]], 4),
                 "rtf": round(engine_s / audio_s, 4),
+                "cpu_s_per_audio_s": round(engine_cpu_s / audio_s, 4),
+                "cpu_s_per_audio_s_baseline": round(base_cpu_s / audio_s, 4),
             }
         )
     )

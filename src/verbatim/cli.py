@@ -284,9 +284,10 @@ def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Onl
     table = Table("status", "runs", "failure_code", "updated")
     table.add_column("id", no_wrap=True, min_width=36)
     database_url = _urls()[0]
-    runs = RunStore(database_url, "capture")
-    for row in list_sessions(database_url, status.value if status else None):
-        table.add_row(row.status, str(runs.count_of(row.id)), row.failure_code or "",
+    rows = list_sessions(database_url, status.value if status else None)
+    runs = RunStore(database_url, "capture").counts([row.id for row in rows])
+    for row in rows:
+        table.add_row(row.status, str(runs.get(row.id, 0)), row.failure_code or "",
                       row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
     console.print(table)
 

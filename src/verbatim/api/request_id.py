@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 import uuid
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from verbatim.api.security_headers import with_headers
 
 _PLAIN = re.compile(rb"^[A-Za-z0-9._-]{1,64}$")
 
@@ -28,11 +30,4 @@ class RequestId:
         sent = dict(scope.get("headers", ())).get(b"x-request-id", b"")
         request_id = sent.decode() if _PLAIN.match(sent) else uuid.uuid4().hex
         scope.setdefault("state", {})["request_id"] = request_id
-
-        async def tagged(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []),
-                                                  (b"x-request-id", request_id.encode())]}
-            await send(message)
-
-        await self.app(scope, receive, tagged)
+        await self.app(scope, receive, with_headers(send, [(b"x-request-id", request_id.encode())]))

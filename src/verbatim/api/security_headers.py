@@ -12,6 +12,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 HSTS = b"max-age=31536000; includeSubDomains"
 
 
+def with_headers(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
+    """``send`` that sets ``extra`` headers (replacing any of the same name) on the answer's start."""
+    names = {name.lower() for name, _ in extra}
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+            message = {**message, "headers": [*kept, *extra]}
+        await send(message)
+
+    return sending
+
+
 class SecurityHeaders:
     """ASGI middleware adding the headers above to every HTTP answer."""
 
@@ -27,12 +40,4 @@ class SecurityHeaders:
             extra.append((b"cache-control", b"no-store"))
         if scope.get("scheme") == "https":
             extra.append((b"strict-transport-security", HSTS))
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                names = {name.lower() for name, _ in extra}
-                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
-                message = {**message, "headers": [*kept, *extra]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+        await self.app(scope, receive, with_headers(send, extra))

@@ -26,8 +26,7 @@ from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive, require_spa
 from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import Clinic, DurableRun, Session, Transcript
-from verbatim.db.repo import CAPTURE
+from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
 from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
 from verbatim.states import SessionStatus
@@ -164,11 +163,8 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
     """
     if not rows:
         return []
+    runs = svc.repo.runs.counts([r.id for r in rows])
     with db_session(svc.repo.url) as db:
-        runs: dict[uuid.UUID, int] = dict(db.execute(
-            select(DurableRun.subject_id, DurableRun.runs)
-            .where(DurableRun.kind == CAPTURE, DurableRun.subject_id.in_([r.id for r in rows]))
-        ).all())
         retention: dict[uuid.UUID, int | None] = dict(db.execute(
             select(Clinic.id, Clinic.transcript_retention_days).where(Clinic.id.in_({r.clinic_id for r in rows}))
         ).all())

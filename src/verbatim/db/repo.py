@@ -241,7 +241,7 @@ class Repo:
                 session_id, fence, SessionStatus.READY, db, polished=polished, finished_at=func.now(),
                 published_turns=shown,
             )
-            self._queue_leftovers(db, session_id, "published", ledger=False)
+            queue_copies_deleted(db, session_id, "published", ledger=False)
             db.execute(delete(Transcript).where(Transcript.session_id == session_id))
             for client_id, segments in records.items():
                 db.execute(
@@ -282,15 +282,11 @@ class Repo:
                 finished_at=None if blocked else func.now(), **extra,
             )
             if not blocked:
-                self._queue_leftovers(db, session_id, code, ledger=True)
+                queue_copies_deleted(db, session_id, code, ledger=True)
             if drop_checkpoint:
                 db.execute(delete(Transcript).where(Transcript.session_id == session_id))
             db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind=kind, failure_code=code))
             self._notify(db, session_id, kind, run, failure_code=code)
-
-    def _queue_leftovers(self, db: OrmSession, session_id: uuid.UUID, reason: str, *, ledger: bool) -> None:
-        """Forget the session's audio and vendor job and queue their deletes (see ``queue_copies_deleted``)."""
-        queue_copies_deleted(db, session_id, reason, ledger=ledger)
 
     def _notify(self, db: OrmSession, session_id: uuid.UUID, event: str, run: int, **fields: Any) -> None:
         if self.webhooks:

@@ -196,6 +196,17 @@ class RunStore:
             {"kind": self.kind, "sid": subject_id},
         ).scalar_one_or_none() or 0)
 
+    def counts(self, subject_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+        """Runs counted per subject, in one query (subjects never run are absent)."""
+        if not subject_ids:
+            return {}
+        with db_session(self.url) as db:
+            rows = db.execute(
+                text("SELECT subject_id, runs FROM durable_runs WHERE kind = :kind AND subject_id = ANY(:ids)"),
+                {"kind": self.kind, "ids": list(subject_ids)},
+            ).all()
+        return {row.subject_id: row.runs for row in rows}
+
     def count_of(self, subject_id: uuid.UUID) -> int:
         """How many runs have been counted (0 when none has started)."""
         return self.state(subject_id).runs

@@ -90,8 +90,8 @@ class CaptureRun:
         """
         drop = code not in (AudioRejected.failure_code, RecognizerJobLost.failure_code)
         self.ctx.repo.fail(ticket.subject_id, ticket.fence, ticket.run, code, detail, drop_checkpoint=drop)
+        # The clean-up is queued with the failure; `after` tries it once the lease is released.
         crash_point("after_failure_recorded")
-        self.ctx.cleanup.now(ticket.subject_id)
 
     def event(self, ticket: CaptureTicket, kind: str, failure_code: str | None, detail: dict[str, Any]) -> None:
         self.ctx.repo.add_event(ticket.subject_id, ticket.run, kind, failure_code, detail)

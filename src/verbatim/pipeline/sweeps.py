@@ -146,16 +146,20 @@ def requeue_due(ctx: RunContext, report: SweepReport) -> None:
     """Look at every capture run whose due time has passed (see the module docstring, (a))."""
     s = ctx.settings
     store = ctx.repo.runs
-    for sid in store.claim_due(DUE_BATCH, s.stall_s):
+    due = store.claim_due(DUE_BATCH, s.stall_s)
+    if not due:
+        return
+    with db_session(ctx.repo.url) as db:  # one read for the whole batch
+        statuses: dict[uuid.UUID, str] = dict(
+            db.execute(select(Session.id, Session.status).where(Session.id.in_(due))).all())
+    for sid in due:
         pttl = int(ctx.redis.pttl(keys.lease(sid)))
         if pttl > 0:
             # Someone holds the lease: if its holder is dead, it expires in pttl ms — look then.
             store.set_due(sid, pttl / 1000 + 0.05)
             report.rechecks += 1
             continue
-        with db_session(ctx.repo.url) as db:
-            status = db.execute(select(Session.status).where(Session.id == sid)).scalar_one_or_none()
-        if status not in ACTIVE_VALUES:
+        if statuses.get(sid) not in ACTIVE_VALUES:
             store.set_due(sid, None)
             continue
         try:

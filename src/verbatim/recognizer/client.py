@@ -151,10 +151,9 @@ class Recognizer:
 
         ``once``: a single attempt (the outbox retries); otherwise retried under the policy.
         """
+        drop = lambda: self._client.delete_job(job_id, force=True)  # noqa: E731
         try:
-            call = (lambda: self._call(lambda: self._client.delete_job(job_id, force=True))) if once else (
-                lambda: self._retrying(lambda: self._client.delete_job(job_id, force=True)))
-            call()
+            self._call(drop) if once else self._retrying(drop)
         except RecognizerJobLost:
             return False
         return True
