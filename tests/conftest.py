@@ -193,6 +193,7 @@ class AsrServer:
     def start(self) -> None:
         env = dict(os.environ, VERBATIM_ASR_PORT=str(self.port), VERBATIM_ASR_API_KEY=API_KEY,
                    VERBATIM_ASR_FAULTS="true", VERBATIM_DATA_DIR=str(self.data_dir), VERBATIM_ASR_WORKERS="2",
+                   VERBATIM_MODE="development",  # its key ring is generated under data_dir
                    **self.extra_env)
         log = open(self.data_dir / "asr.log", "ab")  # noqa: SIM115 - lives as long as the process
         self.proc = subprocess.Popen([sys.executable, "-m", "verbatim.cli", "asr-server"], env=env,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
+import base64
+import secrets
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session
 from verbatim.db.repo import Repo
+from verbatim.sealed import iter_plain
 from verbatim.storage import AudioVolume
 
 
@@ -22,12 +24,11 @@ def new_session(settings: Settings, audio: Path, client_ids: list[str] | None = 
     """Insert a queued session whose recording is already on the volume (as after an upload)."""
     assert settings.database_url
     therapist_id, clinic_id = ensure_therapist(settings.database_url, therapist, clinic)
-    volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
+    volume = AudioVolume.from_settings(settings)
     sid = uuid.uuid4()
-    tmp = volume.new_incoming()
-    shutil.copyfile(audio, tmp)
+    tmp = volume.seal_incoming(iter_plain(audio, None))
     final = volume.commit(tmp, sid)
-    info = probe(final)
+    info = probe(final, ring=volume.ring)
     row = Session(
         id=sid, therapist_id=therapist_id, clinic_id=clinic_id, status="queued",
         client_ids=client_ids or ["client-a"], recorded_at=datetime.now(UTC), session_type=session_type,
@@ -66,3 +67,8 @@ def token_for(settings: Settings, therapist: str, clinic: str = "Test Clinic", s
     assert settings.database_url
     return create_token(settings.database_url, therapist=therapist if scope == "therapist" else None,
                         clinic=clinic, scope=scope)
+
+
+def ring_setting() -> str:
+    """A VERBATIM_ENCRYPTION_KEYS value holding one fresh key (for production-mode settings in tests)."""
+    return "k1:" + base64.b64encode(secrets.token_bytes(32)).decode()

@@ -13,6 +13,9 @@ name: a text file called ``x.wav`` is rejected. Accepted containers and codecs:
 * MP4/M4A/MOV with AAC or ALAC;
 * WebM/Matroska with Opus, Vorbis, AAC, FLAC or MP3 (a video stream beside the audio is ignored).
 
+Files Verbatim stores are sealed (`verbatim.sealed`): pass the key ring and they are read through
+it, a chunk at a time; clear files (a user's own recording, a benchmark clip) are read as they are.
+
 Every refusal is an `AudioUnreadable` whose message can be shown to the person who
 uploaded the file.
 """
@@ -22,13 +25,14 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
-from pathlib import Path
+from typing import BinaryIO
 
 import av
 import av.error
 import numpy as np
 
-from verbatim.errors import AudioTooLong, AudioUnreadable
+from verbatim.errors import AudioTooLong, AudioUnreadable, SealedDataError
+from verbatim.sealed import KeyRing, open_plain
 
 SAMPLE_RATE = 16_000
 """Sample rate (Hz) of the arrays `decode_pcm16k` returns."""
@@ -75,32 +79,32 @@ def _codec_ok(demuxer: str, codec: str) -> bool:
     return codec in allowed or (demuxer == "wav" and codec.startswith("pcm_"))
 
 
-def _check_wav_header(path: Path, size: int) -> None:
+def _check_wav_header(f: BinaryIO, size: int) -> None:
     """Raise AudioUnreadable when a RIFF/WAVE file's data chunk runs past the end of the file.
 
     FFmpeg happily plays a truncated WAV (it just stops early) and reports the duration
     the header promises, so truncation is caught here from the chunk sizes alone.
     """
-    with path.open("rb") as f:
-        head = f.read(12)
-        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return  # RF64/W64 and friends: leave them to FFmpeg
-        pos = 12
-        while True:
-            f.seek(pos)
-            chunk = f.read(8)
-            if len(chunk) < 8:
-                raise AudioUnreadable("WAV file has no audio data chunk (file cut short?)")
-            tag, length = chunk[:4], struct.unpack("<I", chunk[4:])[0]
-            if tag == b"data":
-                # 0 and 0xFFFFFFFF are what streaming writers leave when they could not seek back.
-                if length not in (0, 0xFFFFFFFF) and pos + 8 + length > size:
-                    raise AudioUnreadable(
-                        f"WAV file is truncated: header promises {length} bytes of audio, "
-                        f"file holds {max(size - pos - 8, 0)}"
-                    )
-                return
-            pos += 8 + length + (length & 1)  # chunks are padded to even sizes
+    f.seek(0)
+    head = f.read(12)
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return  # RF64/W64 and friends: leave them to FFmpeg
+    pos = 12
+    while True:
+        f.seek(pos)
+        chunk = f.read(8)
+        if len(chunk) < 8:
+            raise AudioUnreadable("WAV file has no audio data chunk (file cut short?)")
+        tag, length = chunk[:4], struct.unpack("<I", chunk[4:])[0]
+        if tag == b"data":
+            # 0 and 0xFFFFFFFF are what streaming writers leave when they could not seek back.
+            if length not in (0, 0xFFFFFFFF) and pos + 8 + length > size:
+                raise AudioUnreadable(
+                    f"WAV file is truncated: header promises {length} bytes of audio, "
+                    f"file holds {max(size - pos - 8, 0)}"
+                )
+            return
+        pos += 8 + length + (length & 1)  # chunks are padded to even sizes
 
 
 def _frame_end_s(frame: av.AudioFrame) -> float | None:
@@ -128,32 +132,42 @@ def _decoded_end_s(container: av.container.InputContainer, stream: av.audio.stre
     return end
 
 
-def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> AudioInfo:
+def probe(path: str | os.PathLike[str], max_duration_s: float | None = None, ring: KeyRing | None = None) -> AudioInfo:
     """Identify an audio file by its content and return its `AudioInfo`.
 
     ``max_duration_s``: raise AudioTooLong for audio longer than this (seconds) — without
-    decoding past it when the length must be measured.
+    decoding past it when the length must be measured. ``ring``: the key ring for a sealed file.
 
     Reads only the header and (for compressed formats) the first frame and the last
     ~2 s, so a 1 GiB WAV is probed in milliseconds. A file whose container does not
-    state its duration (e.g. a MediaRecorder WebM) is decoded once to measure it.
+    state its duration (e.g. a MediaRecorder WebM) is demuxed once (packets counted, not
+    decoded) to refuse a decode bomb cheaply, then decoded once to measure it.
 
     Raises AudioUnreadable for: a missing or empty file, content that is not one of the
-    accepted containers/codecs, no audio stream, a zero duration, or a truncated or
-    corrupt file. Truncation is caught when the container states a length: WAV (header
-    sizes vs file size), FLAC, MP3 with a Xing/Info/VBRI header, MP4 and Matroska/WebM
+    accepted containers/codecs, no audio stream, a zero duration, a decode bomb (fewer than
+    `MIN_BYTES_PER_S` bytes per second of audio), a sealed file that fails authentication, or a
+    truncated or corrupt file. Truncation is caught when the container states a length: WAV
+    (header sizes vs file size), FLAC, MP3 with a Xing/Info/VBRI header, MP4 and Matroska/WebM
     (audio stops before the stated end). Ogg and header-less MP3 state no length, so a
     file cut short there is simply shorter audio (still decodable, duration measured).
     """
-    p = Path(path)
     try:
-        size = p.stat().st_size
+        fh = open_plain(path, ring)
     except OSError as exc:
         raise AudioUnreadable(f"cannot read file: {exc.strerror or exc}") from exc
+    except SealedDataError as exc:
+        raise AudioUnreadable(f"stored recording cannot be opened: {exc}") from exc
+    with fh:
+        return _probe_open(fh, max_duration_s)
+
+
+def _probe_open(fh: BinaryIO, max_duration_s: float | None) -> AudioInfo:
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(0)
     if size == 0:
         raise AudioUnreadable("file is empty")
     try:
-        with av.open(str(p), mode="r") as container:
+        with av.open(fh, mode="r") as container:
             demuxer = container.format.name
             if demuxer not in _ACCEPTED:
                 raise AudioUnreadable(f"unsupported file type ({container.format.long_name or demuxer})")
@@ -164,7 +178,7 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> 
             if not _codec_ok(demuxer, codec):
                 raise AudioUnreadable(f"unsupported audio codec {codec!r} in {_ACCEPTED[demuxer][0]} file")
             if demuxer == "wav":
-                _check_wav_header(p, size)
+                _check_wav_header(fh, size)
             stated = _stated_duration_s(container, stream)
             first = next(iter(container.decode(stream)), None)
             if first is None:
@@ -172,10 +186,13 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> 
             sample_rate = stream.codec_context.sample_rate or first.sample_rate
             channels = stream.codec_context.channels or len(first.layout.channels)
             if stated is None:
+                # Demuxing is ~10× cheaper than decoding: refuse a bomb before decoding any of it.
+                _refuse_bomb_by_demuxing(container, stream, size, max_duration_s)
+                container.seek(0)
                 duration = _decoded_end_s(container, stream, max_duration_s)
                 first_end = _frame_end_s(first) or first.samples / first.sample_rate
                 duration = max(duration, first_end)
-            elif demuxer == "mp3" and not _mp3_has_length_header(p):
+            elif demuxer == "mp3" and not _mp3_has_length_header(fh):
                 # Without a Xing/Info/VBRI header FFmpeg guesses the length from the
                 # bitrate, which is wrong for VBR: add up the frames instead (no decoding).
                 duration = _demuxed_duration_s(container, stream)
@@ -185,12 +202,18 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> 
                     _check_tail(container, stream, stated)
     except (AudioUnreadable, AudioTooLong):
         raise
+    except SealedDataError as exc:
+        raise AudioUnreadable(f"stored recording cannot be opened: {exc}") from exc
     except _DECODE_ERRORS as exc:
         raise AudioUnreadable(f"not a readable audio file ({_describe(exc)})") from exc
     if not duration > 0:
         raise AudioUnreadable("audio has zero duration")
     if max_duration_s is not None and duration > max_duration_s:
         raise AudioTooLong(duration, max_duration_s)
+    # The audio really reaches `duration` (stated lengths passed the tail check): so few bytes
+    # for so long is a bomb, not a truncated recording.
+    if duration >= BOMB_CHECK_AFTER_S and size / duration < MIN_BYTES_PER_S:
+        raise _bomb(size, duration)
     label = _ACCEPTED[demuxer][0]
     if label == "matroska" and codec in _WEBM_CODECS:
         label = "webm"
@@ -203,16 +226,62 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None) -> 
     )
 
 
-def _mp3_has_length_header(path: Path) -> bool:
+MIN_BYTES_PER_S = 250
+"""Fewest file bytes per second of audio a recording may have (2 kbit/s).
+
+Speech codecs a phone records with need far more: Opus ≥ 6 kbit/s (750 B/s), AMR-NB 4.75 kbit/s,
+AAC and MP3 more. A bomb of 2-byte Opus packets holds about 80 B/s (1.4 MB for 5 h).
+"""
+
+BOMB_CHECK_AFTER_S = 1800.0
+"""Audio (s) a file may run before its bytes per second are judged: a long silent start is not a bomb."""
+
+
+def _bomb(size: int, seconds: float) -> AudioUnreadable:
+    return AudioUnreadable(
+        f"refused as a decompression bomb: {size} bytes already decode to {seconds:.0f} s of audio "
+        f"(fewer than {MIN_BYTES_PER_S} bytes per second; no recording is that small)"
+    )
+
+
+def _refuse_bomb_by_demuxing(container: av.container.InputContainer, stream: av.audio.stream.AudioStream,
+                             size: int, limit_s: float | None) -> None:
+    """Walk the packets (no decoding) and refuse a bomb as soon as it shows itself.
+
+    Raises AudioUnreadable once ``BOMB_CHECK_AFTER_S`` of audio came from fewer than
+    ``MIN_BYTES_PER_S`` bytes per second, or once the packets' timestamps pass ``limit_s`` by
+    more than a second (AudioTooLong; the decode that follows measures exactly below that).
+    """
+    if stream.time_base is None:
+        return
+    tb = float(stream.time_base)
+    container.seek(0)
+    seen = 0
+    end = 0.0
+    for packet in container.demux(stream):
+        if packet.stream is not stream or packet.size == 0:
+            continue
+        seen += packet.size
+        if packet.pts is not None:
+            end = max(end, (packet.pts + (packet.duration or 0)) * tb)
+        elif packet.duration:
+            end += packet.duration * tb
+        if end >= BOMB_CHECK_AFTER_S and seen / end < MIN_BYTES_PER_S:
+            raise _bomb(seen, end)
+        if limit_s is not None and end > limit_s + 1.0:
+            raise AudioTooLong(end, limit_s)
+
+
+def _mp3_has_length_header(f: BinaryIO) -> bool:
     """True when the first MP3 frame carries a Xing/Info/VBRI header (an exact frame count)."""
-    with path.open("rb") as f:
-        head = f.read(10)
-        start = 0
-        if head[:3] == b"ID3" and len(head) == 10:
-            # ID3v2 size: four 7-bit bytes, plus the 10-byte header.
-            start = 10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9])
-        f.seek(start)
-        first_frame = f.read(4096)
+    f.seek(0)
+    head = f.read(10)
+    start = 0
+    if head[:3] == b"ID3" and len(head) == 10:
+        # ID3v2 size: four 7-bit bytes, plus the 10-byte header.
+        start = 10 + ((head[6] << 21) | (head[7] << 14) | (head[8] << 7) | head[9])
+    f.seek(start)
+    first_frame = f.read(4096)
     return any(tag in first_frame for tag in (b"Xing", b"Info", b"VBRI"))
 
 
@@ -251,8 +320,8 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def decode_pcm16k(path: str | os.PathLike[str]) -> np.ndarray:
-    """Decode an accepted audio file to mono float32 samples in [-1, 1] at 16 000 Hz.
+def decode_pcm16k(path: str | os.PathLike[str], ring: KeyRing | None = None) -> np.ndarray:
+    """Decode an accepted audio file (sealed: opened with ``ring``) to mono float32 in [-1, 1] at 16 000 Hz.
 
     Returns a 1-D array of shape (n_samples,); ``n_samples / 16000`` is the duration in
     seconds. Channels are averaged to mono and the rate converted by FFmpeg's resampler
@@ -260,13 +329,13 @@ def decode_pcm16k(path: str | os.PathLike[str]) -> np.ndarray:
 
     Raises AudioUnreadable when the file cannot be opened or decoded, or holds no audio.
     """
-    info = probe(path)
+    info = probe(path, ring=ring)
     # Preallocate from the probed duration (plus slack) so the output is not built from
     # a list of chunks and then copied; grow by doubling if the estimate was short.
     out = np.empty(int(info.duration_s * SAMPLE_RATE * 1.01) + SAMPLE_RATE, dtype=np.float32)
     n = 0
     try:
-        with av.open(str(path), mode="r") as container:
+        with open_plain(path, ring) as fh, av.open(fh, mode="r") as container:
             stream = container.streams.audio[0]
             resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
             frames = container.decode(stream)
@@ -280,7 +349,7 @@ def decode_pcm16k(path: str | os.PathLike[str]) -> np.ndarray:
                     n += chunk.size
                 if frame is None:  # resample(None) above flushed the resampler
                     break
-    except _DECODE_ERRORS as exc:
+    except _DECODE_ERRORS + (SealedDataError,) as exc:
         raise AudioUnreadable(f"audio could not be decoded ({_describe(exc)})") from exc
     if n == 0:
         raise AudioUnreadable("file holds no decodable audio")

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from verbatim.errors import ConfigError
@@ -44,6 +44,23 @@ class Settings(BaseSettings):
     # --- API ----------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # --- data at rest ------------------------------------------------------------------
+    encryption_keys: SecretStr | None = Field(
+        None, description="Key ring as id:base64key[,id:base64key…], newest last (32-byte AES-256 keys); "
+        "takes precedence over key_file"
+    )
+    key_file: Path | None = Field(
+        None, description="Key ring file (`verbatim keys rotate` adds keys to it); unset in development → "
+        "<data_dir>/keys/ring.json, generated"
+    )
+
+    # --- probing uploads in a child process --------------------------------------------
+    probe_timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one upload's probe (→ 422)")
+    probe_cpu_s: int = Field(20, ge=1, description="CPU-seconds limit of the probe child (RLIMIT_CPU)")
+    probe_memory_mib: int = Field(
+        512, ge=64, description="Address space the probe child may add to what it starts with (RLIMIT_AS, MiB)"
+    )
+
     api_docs: bool | None = Field(None, description="Serve /docs and /openapi.json (default: development mode only)")
     metrics_token: str | None = Field(
         None, description="Bearer token for the API's /metrics (production without one: /metrics is off)"
@@ -220,6 +237,10 @@ class Settings(BaseSettings):
         if role in ("worker", "sweeper") and self.webhook_url and not self.webhook_secret:
             problems.append("VERBATIM_WEBHOOK_URL is set without VERBATIM_WEBHOOK_SECRET: deliveries would be "
                             "unsigned")
+        if role in ("worker", "sweeper", "api", "asr-server") and self.encryption_keys is None \
+                and self.key_file is None:
+            problems.append("no encryption key: set VERBATIM_KEY_FILE (see `verbatim keys`) or "
+                            "VERBATIM_ENCRYPTION_KEYS")
         if role == "asr-server" and self.asr_api_key in DEFAULT_SECRETS:
             problems.append("VERBATIM_ASR_API_KEY is the development default: set a key of your own")
         if problems:

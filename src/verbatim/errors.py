@@ -33,6 +33,15 @@ class AudioTooLong(VerbatimError):
         self.limit_s = limit_s
 
 
+class SealedDataError(VerbatimError):
+    """Raised when a sealed (encrypted) file cannot be opened: a tampered or corrupt chunk, a file
+    cut short, or a key id the key ring does not hold. Never silently answered with partial data."""
+
+
+class KeyRingError(VerbatimError):
+    """Raised when the key ring cannot be loaded, changed or imported (missing, malformed, conflicting)."""
+
+
 class EmbeddedServerError(VerbatimError):
     """Raised when an embedded PostgreSQL or Redis cannot be started.
 

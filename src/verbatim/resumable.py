@@ -3,8 +3,14 @@
 Layout under ``settings.tus_dir`` (never ``incoming/`` or ``audio/``)::
 
     <id>.json   owner (therapist id), declared length (bytes), tus metadata, created and
-                expiry times (Unix seconds). Written once, atomically, before the data file.
-    <id>.bin    the bytes received so far; its size *is* the upload offset.
+                expiry times (Unix seconds); sealed. Written once, atomically, before the data file.
+    <id>.bin    the bytes received so far, sealed (`verbatim.sealed`): each PATCH appends its own
+                segments (a new one every SEGMENT_BYTES), so no received byte is ever on disk in
+                clear, and the plain size of its complete segments *is* the upload offset.
+
+A PATCH whose process was killed mid-segment leaves an unfinished segment: the next request
+that takes the lock cuts the file back to its last complete segment (the client's HEAD then
+reports that offset and it resumes from there; what was cut was never acknowledged).
 
 The id is 32 random hex digits chosen here, and a path is only ever built from a string
 that matched that pattern: nothing a client sends becomes a path. An exclusive ``flock`` on
@@ -31,8 +37,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from verbatim.errors import NotFound, UploadBusy, UploadExpired
-from verbatim.storage import fsync_dir
+from verbatim.errors import NotFound, SealedDataError, UploadBusy, UploadExpired
+from verbatim.sealed import KeyRing, SegmentWriter, read_sealed, write_sealed_atomic
+from verbatim.sealed.stream import scan
+from verbatim.storage import fsync_dir, private_dir
+
+SEGMENT_BYTES = 8 * 1024 * 1024
+"""A long PATCH closes a segment every this many bytes: a killed process loses at most this much."""
 
 UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
 """What an upload id looks like (``secrets.token_hex(16)``); anything else is unknown."""
@@ -59,40 +70,79 @@ class UploadInfo:
         return (time.time() if now is None else now) >= self.expires_at
 
 
+class _Appender:
+    """Writes at the end of a file descriptor (what SegmentWriter writes into)."""
+
+    def __init__(self, fd: int, end: int):
+        self.fd = fd
+        self.end = end
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data)
+        while view:
+            written = os.pwrite(self.fd, view, self.end)
+            self.end += written
+            view = view[written:]
+        return len(data)
+
+
 class LockedUpload:
     """An upload whose lock this object holds; use as a context manager (the lock goes on exit).
 
-    Bytes are written at the end of the data file, so the offset only ever grows by what was
-    received in order — except `truncate`, used to undo a rejected PATCH.
+    Bytes are sealed and appended at the end of the data file, so the offset only ever grows by
+    what was received in order — except `truncate`, used to undo a rejected PATCH.
     """
 
     def __init__(self, store: ResumableUploads, info: UploadInfo, fd: int):
         self.store = store
         self.info = info
         self._fd: int | None = fd
-        self._end = os.fstat(fd).st_size
+        with open(fd, "rb", closefd=False) as fh:
+            layout = scan(fh)
+        if not layout.complete:
+            # A PATCH killed mid-segment: what it wrote was never acknowledged, so it goes.
+            os.ftruncate(fd, layout.complete_end)
+            os.fsync(fd)
+        self._out = _Appender(fd, layout.complete_end)
+        self._sealed_plain = layout.plain_size  # plain bytes in finished segments
+        self._writer: SegmentWriter | None = None
+        self._undo: tuple[int, int] | None = None  # (file end, plain size) when this PATCH began
 
     @property
     def offset(self) -> int:
-        """Bytes received so far (the data file's size)."""
-        return self._end
+        """Bytes received so far (plain text, sealed or about to be)."""
+        return self._sealed_plain + (self._writer.plain_bytes if self._writer is not None else 0)
 
     def write(self, data: bytes) -> None:
-        """Append ``data`` at the current offset (not yet durable: call `sync`)."""
-        view = memoryview(data)
-        while view:
-            written = os.pwrite(self._require_fd(), view, self._end)
-            self._end += written
-            view = view[written:]
+        """Append ``data`` at the current offset, sealed (not yet durable: call `sync`)."""
+        self._require_fd()
+        if self._undo is None:
+            self._undo = (self._out.end, self._sealed_plain)
+        if self._writer is None:
+            self._writer = SegmentWriter(self._out, self.store.ring)
+        self._writer.write(data)
+        if self._writer.plain_bytes >= SEGMENT_BYTES:
+            self._finish_segment()
 
     def truncate(self, size: int) -> None:
-        """Cut the data back to ``size`` bytes (undoing a PATCH that is being rejected)."""
-        os.ftruncate(self._require_fd(), size)
-        self._end = size
+        """Undo this request's writes, back to ``size`` (the offset when it began)."""
+        end, plain = self._undo if self._undo is not None else (self._out.end, self._sealed_plain)
+        if size != plain:
+            raise ValueError(f"can only undo back to offset {plain}, not {size}")
+        self._writer = None
+        os.ftruncate(self._require_fd(), end)
+        self._out.end, self._sealed_plain = end, plain
 
     def sync(self) -> None:
-        """fsync the data file: every byte counted in `offset` survives a crash from here on."""
+        """Seal what is buffered and fsync: every byte counted in `offset` survives a crash from here on."""
+        self._finish_segment()
         os.fsync(self._require_fd())
+
+    def _finish_segment(self) -> None:
+        if self._writer is not None:
+            self._writer.finish()
+            self._sealed_plain += self._writer.plain_bytes
+            self._writer = None
 
     def move_to(self, target: Path) -> None:
         """fsync, then rename the data file to ``target`` (same volume) and drop the info file.
@@ -112,6 +162,7 @@ class LockedUpload:
 
     def discard(self) -> None:
         """Delete the upload's data and info files."""
+        self._writer = None
         self.store.data_path(self.info.id).unlink(missing_ok=True)
         self.store.info_path(self.info.id).unlink(missing_ok=True)
         fsync_dir(self.store.folder)
@@ -137,10 +188,11 @@ class LockedUpload:
 class ResumableUploads:
     """The store of resumable uploads under ``folder``; each expires ``expiry_s`` seconds after creation."""
 
-    def __init__(self, folder: Path, expiry_s: float):
+    def __init__(self, folder: Path, expiry_s: float, ring: KeyRing):
         self.folder = folder
         self.expiry_s = expiry_s
-        folder.mkdir(parents=True, exist_ok=True)
+        self.ring = ring
+        private_dir(folder)
 
     def data_path(self, upload_id: str) -> Path:
         return self.folder / f"{upload_id}.bin"
@@ -157,13 +209,8 @@ class ResumableUploads:
         now = time.time()
         info = UploadInfo(secrets.token_hex(16), owner, length, dict(metadata), now, now + self.expiry_s)
         record = asdict(info) | {"owner": str(owner)}
-        tmp = self.folder / f"{info.id}.json.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(record, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.info_path(info.id))
+        # Sealed: the metadata may name the client or the file.
+        write_sealed_atomic(self.info_path(info.id), json.dumps(record).encode(), self.ring)
         fd = os.open(self.data_path(info.id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         fsync_dir(self.folder)
@@ -185,13 +232,13 @@ class ResumableUploads:
         if not UPLOAD_ID.fullmatch(upload_id):
             return None
         try:
-            raw: dict[str, Any] = json.loads(self.info_path(upload_id).read_bytes())
+            raw: dict[str, Any] = json.loads(read_sealed(self.info_path(upload_id), self.ring))
             return UploadInfo(
                 id=upload_id, owner=uuid.UUID(raw["owner"]), length=int(raw["length"]),
                 metadata=dict(raw["metadata"]), created_at=float(raw["created_at"]),
                 expires_at=float(raw["expires_at"]),
             )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, SealedDataError):
             return None
 
     def lock(self, upload_id: str, owner: uuid.UUID) -> LockedUpload:

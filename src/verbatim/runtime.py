@@ -17,6 +17,7 @@ from verbatim.polish.rules import RulePolisher
 from verbatim.queue import CaptureQueue, celery_app
 from verbatim.recognizer.client import Recognizer
 from verbatim.retry import RetryPolicy
+from verbatim.sealed import load_ring
 from verbatim.storage import AudioVolume
 
 
@@ -56,6 +57,7 @@ def make_recognizer(settings: Settings) -> Recognizer:
             budget_s=settings.recognizer_retry_budget_s,
             wait_max_s=settings.recognizer_poll_max_s,
         ),
+        ring=load_ring(settings),
     )
 
 
@@ -80,7 +82,7 @@ def build_context(settings: Settings) -> RunContext:
     database_url, redis_url = require_urls(settings)
     repo = Repo(database_url, webhooks=bool(settings.webhook_url))
     recognizer = make_recognizer(settings)
-    volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
+    volume = AudioVolume.from_settings(settings)
     client = redis_client(redis_url)
     return RunContext(
         settings=settings,

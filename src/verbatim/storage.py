@@ -1,7 +1,9 @@
-"""The audio volume: finished recordings, written atomically, deleted only when replaced.
+"""The audio volume: finished recordings, sealed, written atomically, deleted only when replaced.
 
-A recording is written under ``incoming/`` as it arrives, fsynced, then renamed into
-``audio/<session id>.audio`` — so ``audio/`` only ever holds complete files.
+A recording is written under ``incoming/`` as it arrives — sealed with the key ring's current
+key (`verbatim.sealed`), so no clear audio ever reaches the disk — fsynced, then renamed into
+``audio/<session id>.audio``: ``audio/`` only ever holds complete files. Folders are 0700,
+files 0600.
 """
 
 from __future__ import annotations
@@ -10,17 +12,44 @@ import contextlib
 import os
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from verbatim.sealed import KeyRing, load_ring, open_plain, seal_file
+
+if TYPE_CHECKING:
+    from verbatim.config import Settings
 
 
 class AudioVolume:
     """Where recordings live between upload and the recognizer's acknowledgement."""
 
-    def __init__(self, audio_dir: Path, incoming_dir: Path):
+    def __init__(self, audio_dir: Path, incoming_dir: Path, ring: KeyRing):
         self.audio_dir = audio_dir
         self.incoming_dir = incoming_dir
-        audio_dir.mkdir(parents=True, exist_ok=True)
-        incoming_dir.mkdir(parents=True, exist_ok=True)
+        self.ring = ring
+        private_dir(audio_dir)
+        private_dir(incoming_dir)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AudioVolume:
+        """The volume under ``settings.data_dir`` with the settings' key ring (KeyRingError without one)."""
+        return cls(settings.audio_dir, settings.incoming_dir, load_ring(settings))
+
+    def open(self, path: str | Path) -> BinaryIO:
+        """A recording's plain text, for reading (seekable; decrypted a chunk at a time)."""
+        return open_plain(path, self.ring)
+
+    def seal_incoming(self, pieces: Iterable[bytes]) -> Path:
+        """Seal ``pieces`` into a new ``incoming/`` file (fsynced) and return its path; for tools and tests."""
+        target = self.new_incoming()
+        try:
+            seal_file(target, iter(pieces), self.ring)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
+        return target
 
     def path_for(self, session_id: uuid.UUID) -> Path:
         """Final path of a session's recording."""
@@ -70,6 +99,12 @@ class AudioVolume:
                 if entry.is_file() and entry.stat().st_mtime < cutoff:
                     out.append(entry)
         return out
+
+
+def private_dir(folder: Path) -> None:
+    """Create ``folder`` (and parents) if needed and make it 0700: patient data is the owner's alone."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -22,6 +22,7 @@ from verbatim import keys
 from verbatim.api.app import create_app
 from verbatim.config import Settings
 from verbatim.embedded import free_port
+from verbatim.sealed import is_sealed, load_ring, read_sealed
 
 TUS = {"tus-resumable": "1.0.0"}
 
@@ -54,6 +55,11 @@ class Api:
             if folder.exists():
                 found += [p for p in folder.iterdir() if p.is_file()]
         return found
+
+    def plain(self, path: Path) -> bytes:
+        """The plain text of a sealed file on the volume (asserting it is sealed: never clear on disk)."""
+        assert is_sealed(path), f"{path} is on disk in clear"
+        return read_sealed(path, load_ring(self.settings))
 
     def tus_files(self) -> list[Path]:
         return [p for p in self.files_on_volume() if p.parent == self.settings.tus_dir]

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 
 from tests.api.conftest import Api, good_metadata
 from tests.conftest import SAMPLES
-from tests.factories import token_for
+from tests.factories import ring_setting, token_for
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry, Session, Transcript
 
@@ -278,10 +278,11 @@ def test_a_withdrawn_session_keeps_only_what_the_audit_needs(api: Api, alice: st
 
 
 def test_production_hides_docs_and_guards_metrics(api_with, alice: str) -> None:  # type: ignore[no-untyped-def]
-    prod = api_with(mode="production", recognizer_api_key="k")
+    prod = api_with(mode="production", recognizer_api_key="k", encryption_keys=ring_setting())
     for path in ("/docs", "/openapi.json", "/metrics"):
         assert prod.client.get(path).status_code == 404, path
-    guarded = api_with(mode="production", recognizer_api_key="k", metrics_token="m-secret")
+    guarded = api_with(mode="production", recognizer_api_key="k", metrics_token="m-secret",
+                       encryption_keys=ring_setting())
     assert guarded.client.get("/metrics").status_code == 401
     assert guarded.client.get("/metrics", headers={"authorization": "Bearer m-secret"}).status_code == 200
 

@@ -110,7 +110,7 @@ def test_one_failing_sweep_does_not_stop_the_others(ctx: RunContext) -> None:
 
 def test_a_finalized_resumable_upload_is_not_an_orphan(ctx: RunContext) -> None:
     """tus finalize moves a file whose last PATCH is older than the grace: the grace counts from the move."""
-    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s)
+    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)
     owner = uuid.uuid4()
     info = uploads.create(owner, 3, {})
     with uploads.lock(info.id, owner) as locked:

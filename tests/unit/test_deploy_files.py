@@ -73,14 +73,26 @@ def test_production_refuses_default_secrets_and_development_allows_them() -> Non
     for role in ("api", "worker", "sweeper", "asr-server"):
         with pytest.raises(ConfigError, match="production"):
             prod.refuse_default_secrets(role)
-    keyed = Settings(mode="production", recognizer_api_key="k1", asr_api_key="k2")
+    keyed = Settings(mode="production", recognizer_api_key="k1", asr_api_key="k2", key_file=Path("/run/ring.json"))
     for role in ("api", "worker", "sweeper", "asr-server"):
         keyed.refuse_default_secrets(role)
+    for role in ("api", "worker", "sweeper", "asr-server"):  # no encryption key: nothing would be sealed
+        with pytest.raises(ConfigError, match="encryption key"):
+            keyed.model_copy(update={"key_file": None}).refuse_default_secrets(role)
     with pytest.raises(ConfigError, match="WEBHOOK_SECRET"):
-        Settings(mode="production", recognizer_api_key="k1", webhook_url="https://x/hook").refuse_default_secrets(
+        Settings(mode="production", recognizer_api_key="k1", webhook_url="https://x/hook",
+                 key_file=Path("/run/ring.json")).refuse_default_secrets(
             "worker")
     Settings(mode="development").refuse_default_secrets("worker")
     assert (Settings(mode="production").docs_enabled, Settings(mode="development").docs_enabled) == (False, True)
+
+
+def test_compose_gives_every_process_the_key_ring_as_a_secret() -> None:
+    doc = compose()
+    assert doc["x-verbatim"]["environment"]["VERBATIM_KEY_FILE"] == "/run/secrets/verbatim_keys"
+    assert "verbatim_keys" in doc["secrets"]
+    for name in ("api", "worker-1", "worker-2", "sweeper", "asr-server"):
+        assert "verbatim_keys" in doc["services"][name]["secrets"], name
 
 
 def test_compose_runs_the_processes_as_the_runtime_role_and_migrates_as_the_administrator() -> None:

@@ -38,7 +38,7 @@ def create_app(settings: Settings) -> FastAPI:
         database_url, redis_url = require_urls(settings)
         client = redis_client(redis_url)
         repo = Repo(database_url, webhooks=bool(settings.webhook_url))
-        volume = AudioVolume(settings.audio_dir, settings.incoming_dir)
+        volume = AudioVolume.from_settings(settings)
         recognizer = make_recognizer(settings)
         app.state.services = Services(
             settings=settings,
@@ -46,7 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
             redis=client,
             queue=make_queue(settings),
             volume=volume,
-            uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s),
+            uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s, volume.ring),
             cleanup=make_cleanup(settings, repo, recognizer, volume, client),
         )
         yield

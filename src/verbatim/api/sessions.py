@@ -17,7 +17,7 @@ from sqlalchemy import false, func, select, update
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from verbatim import audio, audit
+from verbatim import audit
 from verbatim.api.break_glass import active_grant
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
@@ -25,6 +25,7 @@ from verbatim.api.tus import claim
 from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive, require_space
 from verbatim.audit import Actor
 from verbatim.auth import Principal
+from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
@@ -282,7 +283,7 @@ async def create_session(
         declared = request.headers.get("content-length", "")
         if declared.isdigit():
             require_space(svc.settings, int(declared))  # 507 before a byte is written
-        upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes,
+        upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes, svc.volume.ring,
                                svc.settings.upload_idle_s)
     sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
     # Probing, fsync, PostgreSQL and Redis all block: keep them off the event loop.
@@ -389,9 +390,9 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
                 upload.audio.unlink(missing_ok=True)
                 return _out(svc, existing), False
         try:
-            # Decoding (for a file that states no length) stops at the limit: a decode bomb of
-            # hours of tiny packets costs the limit, not its whole length.
-            info = audio.probe(upload.audio, max_duration_s=settings.max_duration_s)
+            # In a confined child (CPU, memory, wall clock); decoding (for a file that states no
+            # length) stops at the limit and a bomb of tiny packets is refused by bytes per second.
+            info = probe_confined(upload.audio, svc.volume.ring, settings, max_duration_s=settings.max_duration_s)
         except AudioUnreadable as exc:
             raise ApiError(422, "unreadable_audio", str(exc)) from exc
         except AudioTooLong as exc:

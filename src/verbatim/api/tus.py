@@ -39,6 +39,7 @@ from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.errors import NotFound, UploadBusy, UploadExpired
 from verbatim.resumable import LockedUpload, ResumableUploads, UploadInfo
+from verbatim.sealed import KeyRing, iter_plain
 
 router = APIRouter(prefix="/v1/uploads", tags=["uploads"])
 
@@ -314,19 +315,18 @@ async def claim(svc: Services, who: Principal, upload_id: str, metadata: dict[st
                                                      "bytes; finish it with PATCH first")
         await run_in_threadpool(locked.move_to, target)
     try:
-        size, digest = await run_in_threadpool(_sha256, target)
+        size, digest = await run_in_threadpool(_sha256, target, svc.uploads.ring)
     except BaseException:
         target.unlink(missing_ok=True)
         raise
     return Upload(metadata=metadata, audio=target, size=size, sha256=digest, filename=info.metadata.get("filename"))
 
 
-def _sha256(path: Path) -> tuple[int, str]:
-    """(size in bytes, hex SHA-256) of a file, read in 1 MiB chunks."""
+def _sha256(path: Path, ring: KeyRing) -> tuple[int, str]:
+    """(plain size in bytes, hex SHA-256 of the plain text) of a sealed file, read in 1 MiB pieces."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(HASH_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
+    for piece in iter_plain(path, ring, HASH_CHUNK):
+        digest.update(piece)
+        size += len(piece)
     return size, digest.hexdigest()

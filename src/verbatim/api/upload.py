@@ -2,9 +2,9 @@
 
 Starlette's ``request.form()`` spools the whole body before any limit is checked; here
 python-multipart's streaming parser runs over ``request.stream()``, the audio part goes
-straight to ``incoming/<random>.part`` (constant memory, SHA-256 and size computed on the
-way) and the size limit answers 413 the moment it is passed. Whatever goes wrong, the
-partial file is removed before the error is returned. The file is fsynced by
+straight to ``incoming/<random>.part``, sealed chunk by chunk (constant memory, SHA-256 and
+size of the plain audio computed on the way) and the size limit answers 413 the moment it is
+passed. Whatever goes wrong, the partial file is removed before the error is returned. The file is fsynced by
 ``AudioVolume.commit``, off the event loop, not here: an fsync of a 1 GiB file on the loop
 would stall every other request for seconds.
 """
@@ -27,6 +27,7 @@ from starlette.requests import ClientDisconnect
 
 from verbatim.api.errors import ApiError
 from verbatim.config import Settings
+from verbatim.sealed import KeyRing, SegmentWriter
 
 METADATA_MAX_BYTES = 64 * 1024
 
@@ -51,8 +52,11 @@ class Upload:
 class _Receiver:
     """Callbacks for MultipartParser: routes the ``audio`` part to disk, ``metadata`` to memory."""
 
-    def __init__(self, target: Path, max_bytes: int):
+    def __init__(self, target: Path, max_bytes: int, ring: KeyRing, parts: tuple[str, str]):
         self.target = target
+        self.file_part, self.json_part = parts
+        self.ring = ring
+        self.sealer: Any = None
         self.max_bytes = max_bytes
         self.header_field = b""
         self.header_value = b""
@@ -88,38 +92,41 @@ class _Receiver:
     def on_headers_finished(self) -> None:
         _, options = parse_options_header(self.headers.get(b"content-disposition", b""))
         name = options.get(b"name", b"").decode("utf-8", "replace")
-        if name == "audio":
+        if name == self.file_part:
             if self.audio_seen:
-                raise ApiError(400, "duplicate_audio", "send exactly one `audio` part")
+                raise ApiError(400, f"duplicate_{name}", f"send exactly one `{name}` part")
             self.audio_seen = True
             raw = options.get(b"filename")
             self.filename = raw.decode("utf-8", "replace") if raw is not None else None
             # O_EXCL on a random name: never follows a link, never overwrites anything.
-            fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             self.audio_file = os.fdopen(fd, "wb")
-        elif name == "metadata":
+            self.sealer = SegmentWriter(self.audio_file, self.ring)
+        elif name == self.json_part:
             if self.metadata_seen:
-                raise ApiError(400, "duplicate_metadata", "send exactly one `metadata` part")
+                raise ApiError(400, f"duplicate_{name}", f"send exactly one `{name}` part")
             self.metadata_seen = True
         else:
-            raise ApiError(400, "unexpected_part", f"unexpected form part {name!r}: send `audio` and `metadata`")
+            raise ApiError(400, "unexpected_part",
+                           f"unexpected form part {name!r}: send `{self.file_part}` and `{self.json_part}`")
         self.part = name
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         chunk = data[start:end]
-        if self.part == "audio":
+        if self.part == self.file_part:
             self.size += len(chunk)
             if self.size > self.max_bytes:
                 raise ApiError(413, "too_large", f"recording is larger than the limit of {self.max_bytes} bytes")
             self.digest.update(chunk)
-            self.audio_file.write(chunk)
-        elif self.part == "metadata":
+            self.sealer.write(chunk)
+        elif self.part == self.json_part:
             self.metadata += chunk
             if len(self.metadata) > METADATA_MAX_BYTES:
                 raise ApiError(413, "metadata_too_large", "metadata must be at most 64 KiB")
 
     def on_part_end(self) -> None:
-        if self.part == "audio" and self.audio_file is not None:
+        if self.part == self.file_part and self.audio_file is not None:
+            self.sealer.finish()
             self.audio_file.close()
             self.audio_file = None
         self.part = None
@@ -130,10 +137,13 @@ class _Receiver:
             self.audio_file = None
 
 
-async def receive(request: Request, target: Path, max_bytes: int, idle_s: float = 30.0) -> Upload:
+async def receive(request: Request, target: Path, max_bytes: int, ring: KeyRing, idle_s: float = 30.0,
+                  parts: tuple[str, str] = ("audio", "metadata")) -> Upload:
     """Stream a ``multipart/form-data`` body with parts ``audio`` (file) and ``metadata`` (JSON).
 
-    Returns the Upload with the audio at ``target`` (written, not yet fsynced). Raises
+    ``parts`` renames the two (the local recognizer takes Speechmatics' ``data_file`` and ``config``).
+
+    Returns the Upload with the audio at ``target``, sealed with ``ring`` (written, not yet fsynced). Raises
     ApiError — 415 (not multipart), 413 (too large), 400 (malformed, missing or duplicate
     part, body cut short, client disconnected), 408 (no data for ``idle_s`` seconds: a client
     that declared 100 MB and went silent does not hold the connection and its file), 422
@@ -145,7 +155,7 @@ async def receive(request: Request, target: Path, max_bytes: int, idle_s: float 
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > max_bytes + METADATA_MAX_BYTES + 65536:
         raise ApiError(413, "too_large", f"request body is larger than the limit of {max_bytes} bytes")
-    receiver = _Receiver(target, max_bytes)
+    receiver = _Receiver(target, max_bytes, ring, parts)
     try:
         parser = MultipartParser(options[b"boundary"], receiver.callbacks())  # type: ignore[arg-type]
         chunks = request.stream().__aiter__()
@@ -161,12 +171,12 @@ async def receive(request: Request, target: Path, max_bytes: int, idle_s: float 
         parser.finalize()
         receiver.close()
         if not receiver.audio_seen:
-            raise ApiError(400, "missing_audio", "the form has no `audio` file part")
+            raise ApiError(400, f"missing_{parts[0]}", f"the form has no `{parts[0]}` file part")
         # python-multipart's finalize() does not check for the closing boundary: a body that
         # stops between parts or inside one would otherwise pass as complete.
         if receiver.part is not None or parser.state != MultipartState.END:
             raise ApiError(400, "truncated_body", "the multipart body ended before its closing boundary")
-        metadata = _parse_metadata(bytes(receiver.metadata))
+        metadata = _parse_metadata(bytes(receiver.metadata), parts[1])
     except ClientDisconnect as exc:
         _discard(receiver, target)
         raise ApiError(400, "client_disconnected", "the upload was cut off before it finished; retry it") from exc
@@ -187,17 +197,17 @@ def require_space(settings: Settings, incoming_bytes: int) -> None:
                        "the server has no room for this recording right now; try again later")
 
 
-def _parse_metadata(raw: bytes) -> dict[str, Any]:
+def _parse_metadata(raw: bytes, name: str) -> dict[str, Any]:
     if not raw.strip():
-        raise ApiError(422, "missing_metadata", "the form needs a `metadata` part holding JSON")
+        raise ApiError(422, f"missing_{name}", f"the form needs a `{name}` part holding JSON")
     try:
         value = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(422, "metadata_not_json", f"metadata is not valid JSON: {exc}") from exc
+        raise ApiError(422, f"{name}_not_json", f"{name} is not valid JSON: {exc}") from exc
     except RecursionError as exc:  # "[" × 60 000: nested past what any metadata needs
-        raise ApiError(422, "metadata_not_json", "metadata is nested too deeply") from exc
+        raise ApiError(422, f"{name}_not_json", f"{name} is nested too deeply") from exc
     if not isinstance(value, dict):
-        raise ApiError(422, "metadata_not_object", "metadata must be a JSON object")
+        raise ApiError(422, f"{name}_not_object", f"{name} must be a JSON object")
     return value
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import multiprocessing
 import os
-import shutil
-import tempfile
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -27,16 +25,19 @@ import structlog
 from fastapi import Depends, FastAPI, Header, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from verbatim.api.errors import ApiError
+from verbatim.api.upload import receive
 from verbatim.asr_server.faults import Armed, FaultState
 from verbatim.asr_server.store import JobStore, now_iso, parse_iso
 from verbatim.config import Settings
 from verbatim.errors import AudioUnreadable
+from verbatim.sealed import KeyRing, load_ring
 
 JSON_V2 = "2.9"
 log = structlog.get_logger("verbatim.asr_server")
 
 
-def _recognise(audio: str, config: dict[str, Any]) -> tuple[list[dict[str, Any]], float]:
+def _recognise(audio: str, config: dict[str, Any], ring: KeyRing) -> tuple[list[dict[str, Any]], float]:
     """Runs in a pool process: decode + recognise + diarize one file. Returns (results, duration s)."""
     from verbatim.asr_server.engine import transcribe
     from verbatim.audio import probe
@@ -47,8 +48,9 @@ def _recognise(audio: str, config: dict[str, Any]) -> tuple[list[dict[str, Any]]
         diarization=tc.get("diarization") or "none",
         max_speakers=int((tc.get("speaker_diarization_config") or {}).get("max_speakers", 2)),
         language=tc.get("language", "en"),
+        ring=ring,
     )
-    return results, probe(audio).duration_s
+    return results, probe(audio, ring=ring).duration_s
 
 
 def _text(results: list[dict[str, Any]]) -> str:
@@ -63,7 +65,8 @@ def create_app(settings: Settings) -> FastAPI:
         from verbatim.asr_server.whisper import verify_model
 
         verify_model()  # a changed model file refuses to start, before any job is accepted
-    store = JobStore(settings.asr_dir, settings.asr_job_ttl_s, keep_submissions=settings.asr_faults)
+    ring = load_ring(settings)
+    store = JobStore(settings.asr_dir, settings.asr_job_ttl_s, ring, keep_submissions=settings.asr_faults)
     stopping = threading.Event()
     pool_lock = threading.Lock()
     attempts: dict[str, int] = {}
@@ -80,12 +83,12 @@ def create_app(settings: Settings) -> FastAPI:
         if job is None or job["status"] != "running":
             return
         try:
-            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
+            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"], ring)
         except (BrokenProcessPool, RuntimeError):
             if stopping.is_set():
                 return  # shutting down: the job stays running on disk for the next start
             renew_pool()
-            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"])
+            future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"], ring)
         future.add_done_callback(lambda f: finish(job_id, f))
 
     def finish(job_id: str, future: Future[tuple[list[dict[str, Any]], float]]) -> None:
@@ -172,22 +175,18 @@ def create_app(settings: Settings) -> FastAPI:
     async def submit(request: Request) -> Response:
         if (fault := await inject("submit")) is not None:
             return fault
-        form = await request.form(max_part_size=64 * 1024 * 1024)
+        # Streamed and sealed chunk by chunk into the job store's folder: the audio is never in a
+        # clear temporary file (a parsed form would spool it to /tmp).
+        target = settings.asr_dir / f".{uuid.uuid4().hex}.upload"
         try:
-            config = json.loads(str(form.get("config") or "{}"))
-        except json.JSONDecodeError as exc:
-            raise HTTPException(400, "config is not JSON") from exc
+            upload = await receive(request, target, settings.max_upload_bytes, ring, settings.upload_idle_s,
+                                   parts=("data_file", "config"))
+        except ApiError as exc:
+            raise HTTPException(exc.status, exc.detail) from exc
+        config = upload.metadata
         if settings.asr_faults:
             faults.last_config = config
-        upload = form.get("data_file")
-        if upload is None or isinstance(upload, str):
-            raise HTTPException(400, "data_file is required")
-        fd, tmp = tempfile.mkstemp(dir=settings.asr_dir, suffix=".upload")
-        with os.fdopen(fd, "wb") as out:
-            await asyncio.to_thread(shutil.copyfileobj, upload.file, out, 1024 * 1024)
-        from pathlib import Path
-
-        job = store.create(config, os.path.basename(upload.filename or "audio"), Path(tmp))
+        job = await asyncio.to_thread(store.create, config, os.path.basename(upload.filename or "audio"), target)
         if settings.asr_faults and faults.take_reject():
             store.reject(job["id"], "injected: audio rejected")
         elif settings.asr_faults and faults.hold:

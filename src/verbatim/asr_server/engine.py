@@ -41,6 +41,7 @@ from pocketsphinx import Decoder
 from verbatim.asr_server import features, vad
 from verbatim.asr_server.diarization import diarize
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
+from verbatim.sealed import KeyRing
 
 SENTENCE_PAUSE_S = 0.6
 """A pause (seconds) at least this long between two words of one speaker ends a sentence."""
@@ -161,8 +162,9 @@ def transcribe(
     diarization: str = "speaker",
     max_speakers: int = 2,
     language: str = "en",
+    ring: KeyRing | None = None,
 ) -> list[dict[str, Any]]:
-    """Recognise speech in an audio file; return a Speechmatics json-v2 ``results`` list.
+    """Recognise speech in an audio file (sealed: opened with ``ring``); return a json-v2 ``results`` list.
 
     Each word item is ``{"type": "word", "start_time": s, "end_time": s, "alternatives":
     [{"content", "confidence", "language", "speaker"}]}`` (times in seconds, ascending);
@@ -179,7 +181,7 @@ def transcribe(
         raise ValueError(f"diarization must be one of {_DIARIZATION_MODES}, not {diarization!r}")
     if max_speakers < 1:
         raise ValueError("max_speakers must be at least 1")
-    audio = decode_pcm16k(path)
+    audio = decode_pcm16k(path, ring)
     frames = features.compute(audio)
     speech = vad.speech_mask(frames.energy_db)
     if diarization == "speaker":

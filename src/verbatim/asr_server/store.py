@@ -1,10 +1,11 @@
 """The local recognizer's durable job store: one folder per job on disk.
 
 ``<root>/<job id>/job.json`` (metadata, written atomically), ``audio`` (the submitted
-file) and ``transcript.json`` (json-v2, once done). A restart loses no job: running jobs
-are found again and recognised anew. Deleted jobs disappear (a second delete is a 404);
-expired jobs (``asr_job_ttl_s`` after they finished; never while running) keep only a
-tombstone (HTTP 410).
+file) and ``transcript.json`` (json-v2, once done). ``audio`` and ``transcript.json`` are
+sealed (`verbatim.sealed`, AES-256-GCM): patient data is never on this disk in clear. A
+restart loses no job: running jobs are found again and recognised anew. Deleted jobs
+disappear (a second delete is a 404); expired jobs (``asr_job_ttl_s`` after they finished;
+never while running) keep only a tombstone (HTTP 410).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from verbatim.sealed import KeyRing, read_sealed, write_sealed_atomic
+from verbatim.storage import private_dir
+
 
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -29,7 +33,7 @@ def parse_iso(value: str) -> datetime:
 
 def _write_json(path: Path, data: Any) -> None:
     tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as fh:
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as fh:
         json.dump(data, fh)
         fh.flush()
         os.fsync(fh.fileno())
@@ -43,12 +47,13 @@ class JobStore:
     off in service, where a lasting job → session list would outlive withdrawn sessions.
     """
 
-    def __init__(self, root: Path, ttl_s: float, *, keep_submissions: bool = False):
+    def __init__(self, root: Path, ttl_s: float, ring: KeyRing, *, keep_submissions: bool = False):
         self.root = root
+        self.ring = ring
         self.keep_submissions = keep_submissions
         self.ttl = timedelta(seconds=ttl_s)
         self._lock = threading.RLock()
-        root.mkdir(parents=True, exist_ok=True)
+        private_dir(root)
         self._ledger = root / "submissions.log"
 
     def _dir(self, job_id: str) -> Path:
@@ -56,12 +61,14 @@ class JobStore:
             raise KeyError(job_id)
         return self.root / job_id
 
-    def create(self, config: dict[str, Any], data_name: str, audio_tmp: Path) -> dict[str, Any]:
-        """Take ownership of ``audio_tmp`` and record a new running job; returns its metadata."""
+    def create(self, config: dict[str, Any], data_name: str, sealed_audio: Path) -> dict[str, Any]:
+        """Take ownership of ``sealed_audio`` (a sealed file on this volume) as a new running job; returns it."""
         job_id = uuid.uuid4().hex[:20]
         folder = self._dir(job_id)
-        folder.mkdir()
-        os.replace(audio_tmp, folder / "audio")
+        folder.mkdir(mode=0o700)
+        with open(sealed_audio, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(sealed_audio, folder / "audio")
         job = {
             "id": job_id, "created_at": now_iso(), "data_name": data_name, "status": "running",
             "config": config, "errors": [],
@@ -112,7 +119,7 @@ class JobStore:
             job = self.get(job_id)
             if job is None or job["status"] != "running":
                 return
-            _write_json(self._dir(job_id) / "transcript.json", results)
+            write_sealed_atomic(self._dir(job_id) / "transcript.json", json.dumps(results).encode(), self.ring)
             self.update(job_id, status="done", duration=duration, finished_at=now_iso())
             self.audio_path(job_id).unlink(missing_ok=True)
 
@@ -124,7 +131,7 @@ class JobStore:
 
     def transcript(self, job_id: str) -> list[dict[str, Any]] | None:
         path = self._dir(job_id) / "transcript.json"
-        return json.loads(path.read_text()) if path.exists() else None
+        return json.loads(read_sealed(path, self.ring)) if path.exists() else None
 
     def delete(self, job_id: str) -> dict[str, Any] | None:
         """Remove the job entirely; None if it did not exist (a second delete)."""

@@ -279,5 +279,5 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     for path in volume.older_than(volume.incoming_dir, grace):
         if volume.delete_stale(path, grace):
             report.audio_deleted += 1
-    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s)
+    uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)
     report.uploads_expired += uploads.delete_expired()

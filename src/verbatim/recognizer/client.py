@@ -38,6 +38,7 @@ from verbatim.errors import (
     RecognizerTransient,
 )
 from verbatim.retry import RetryPolicy
+from verbatim.sealed import KeyRing, open_plain
 
 T = TypeVar("T")
 TAG = "verbatim"
@@ -81,8 +82,10 @@ class Recognizer:
         language: str = "en",
         request_timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,
+        ring: KeyRing | None = None,
     ) -> None:
         self.language = language
+        self.ring = ring  # opens the sealed recordings submit() sends
         self.retry = retry or RetryPolicy(attempts=8, budget_s=120.0)
         conn = sm.ConnectionConfig(connect_timeout=min(10.0, request_timeout_s), operation_timeout=request_timeout_s)
         self._client = sm.Client(api_key=api_key, url=url, conn_config=conn)
@@ -104,7 +107,7 @@ class Recognizer:
 
     # --- calls -------------------------------------------------------------------------
     def submit(self, audio: Path, session_id: uuid.UUID, max_speakers: int | None = None) -> str:
-        """Submit one recording with speaker diarization; returns the vendor job id.
+        """Submit one recording (sealed files are opened with the ring) with speaker diarization; returns the job id.
 
         ``max_speakers``: how many voices the session implies (clients + therapist), sent as
         Speechmatics' ``speaker_diarization_config.max_speakers``.
@@ -125,7 +128,8 @@ class Recognizer:
                 tags=[TAG, session_tag(session_id)],
             ),
         )
-        with open(audio, "rb") as fh:
+        # Decrypted a chunk at a time as the upload streams: no clear copy is written anywhere.
+        with open_plain(audio, self.ring) as fh:
             job = self._call(lambda: self._client.submit_job(fh, config=config), on_4xx=AudioRejected)
         return job.id
 

@@ -1,0 +1,86 @@
+"""Probing an upload in a confined child process: FFmpeg parses hostile bytes, not the API.
+
+An uploaded file is the most hostile input the API takes, and FFmpeg's demuxers and decoders are
+large C code. `probe_confined` runs `verbatim.audio.probe` in a child forked from a small
+forkserver (started once per API process, with PyAV already imported, so each probe forks in
+milliseconds) under three limits from the settings: address space (``probe_memory_mib`` above
+what the child starts with, RLIMIT_AS), CPU time (``probe_cpu_s``, RLIMIT_CPU) and wall clock
+(``probe_timeout_s``, enforced by the parent, which kills the child). A child that dies or hits a
+limit is a refusal (AudioUnreadable), never a crash or a hung request in the API.
+
+Why not a process pool: a pool cannot kill one runaway task without tearing itself down, and a
+pool process reused after parsing a hostile file is not a clean process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import resource
+from dataclasses import asdict
+from typing import Any
+
+import psutil
+
+from verbatim.audio import AudioInfo, probe
+from verbatim.config import Settings
+from verbatim.errors import AudioTooLong, AudioUnreadable
+from verbatim.sealed import KeyRing
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(["verbatim.audio"])
+
+
+def probe_confined(path: str | os.PathLike[str], ring: KeyRing | None, settings: Settings,
+                   max_duration_s: float | None = None) -> AudioInfo:
+    """`verbatim.audio.probe` in a confined child; same result and errors.
+
+    Raises AudioUnreadable (as probe does, and also when the child runs out of time, CPU or
+    memory, or dies) and AudioTooLong.
+    """
+    receive, send = _CONTEXT.Pipe(duplex=False)
+    child = _CONTEXT.Process(
+        target=_child_main, name="verbatim-probe", daemon=True,
+        args=(send, os.fspath(path), ring, max_duration_s, settings.probe_cpu_s, settings.probe_memory_mib),
+    )
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(settings.probe_timeout_s):
+            raise AudioUnreadable(f"the file took longer than {settings.probe_timeout_s:.0f} s to read; "
+                                  "it is not a recording Verbatim can take")
+        answer: tuple[str, Any] = receive.recv()
+    except EOFError:
+        raise AudioUnreadable("reading the file needed more CPU or memory than any recording does; "
+                              "it is not a recording Verbatim can take") from None
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.kill()
+        child.join()
+    kind, value = answer
+    if kind == "ok":
+        return AudioInfo(**value)
+    if kind == "too_long":
+        raise AudioTooLong(*value)
+    raise AudioUnreadable(value)
+
+
+def _child_main(send: multiprocessing.connection.Connection, path: str, ring: KeyRing | None,
+                max_duration_s: float | None, cpu_s: int, memory_mib: int) -> None:
+    # Limits first, before a byte of the file is read.
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    base = psutil.Process().memory_info().vms
+    cap = base + memory_mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    try:
+        answer: tuple[str, Any] = ("ok", asdict(probe(path, max_duration_s=max_duration_s, ring=ring)))
+    except AudioTooLong as exc:
+        answer = ("too_long", (exc.duration_s, exc.limit_s))
+    except AudioUnreadable as exc:
+        answer = ("unreadable", str(exc))
+    except MemoryError:
+        answer = ("unreadable", "reading the file needed more memory than any recording does")
+    send.send(answer)
+    send.close()
