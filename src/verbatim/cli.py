@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 import uuid
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from verbatim.cli_keys import keys_app
 from verbatim.config import Settings, get_settings, load_settings
 from verbatim.errors import VerbatimError
 from verbatim.states import SessionStatus
@@ -30,6 +32,7 @@ app.add_typer(token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
 clinic_app = typer.Typer(help="Clinic settings.", no_args_is_help=True)
 app.add_typer(clinic_app, name="clinic")
+app.add_typer(keys_app, name="keys")
 console = Console()
 
 
@@ -333,6 +336,8 @@ def clinic_retention(
 
 
 def main() -> None:
+    # Everything any Verbatim process creates is its owner's alone (files 0600, folders 0700).
+    os.umask(0o077)
     try:
         app()
     except VerbatimError as exc:

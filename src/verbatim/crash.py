@@ -22,6 +22,7 @@ POINTS = (
     "after_failure_recorded",  # failure committed, its clean-up (vendor, audio, webhook) not yet tried
     "mid_polish",  # model passes running
     "after_publish",  # transcript committed, lease not yet released
+    "mid_key_rotate",  # `verbatim keys rotate` re-sealed one file, others still under the old key
 )
 
 

@@ -37,7 +37,7 @@ from verbatim.api.errors import ApiError
 from verbatim.api.upload import Upload, require_space
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.errors import NotFound, UploadBusy, UploadExpired
+from verbatim.errors import NotFound, SealedDataError, UploadBusy, UploadExpired
 from verbatim.resumable import LockedUpload, ResumableUploads, UploadInfo
 from verbatim.sealed import KeyRing, iter_plain
 
@@ -316,6 +316,10 @@ async def claim(svc: Services, who: Principal, upload_id: str, metadata: dict[st
         await run_in_threadpool(locked.move_to, target)
     try:
         size, digest = await run_in_threadpool(_sha256, target, svc.uploads.ring)
+    except SealedDataError as exc:
+        target.unlink(missing_ok=True)
+        raise ApiError(422, "upload_corrupt", f"the stored upload failed its integrity check ({exc}); "
+                                              "upload the recording again") from exc
     except BaseException:
         target.unlink(missing_ok=True)
         raise

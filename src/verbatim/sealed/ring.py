@@ -121,7 +121,7 @@ def load_ring(settings: Settings) -> KeyRing:
                            "(or VERBATIM_MODE=development on a developer machine)")
     path = development_ring_path(settings)
     if not path.exists():
-        _create_ring_file(path)
+        create_ring_file(path)
     return read_ring_file(path)
 
 
@@ -181,7 +181,7 @@ def import_keys(path: Path, backup: str) -> list[str]:
     return added
 
 
-def _create_ring_file(path: Path) -> None:
+def create_ring_file(path: Path) -> None:
     key_id = new_key_id()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # FileExistsError: another process of this stack generated it first; use theirs.
