@@ -16,9 +16,15 @@ What it does:
    a PATCH resuming from there, then ``POST /v1/sessions`` with the upload id, and checks
    the session's SHA-256 (as stored, and of the file on the volume) equals the file's.
 
+Everything Verbatim stores is sealed (AES-256-GCM, `verbatim.sealed`), so step 1 also seals the
+same bytes into a second file in this process (write + fsync timed the same way): sealed vs
+clear write throughput is the cost of encryption at rest on this machine, and the uploads'
+throughput is compared with both.
+
 Figures: RSS growth is peak RSS minus the RSS after a warm-up upload (MiB); throughput is
 bytes / wall time of the whole request, server-side probe, fsync and commit included (MiB/s).
-The last line is one JSON object: ``{"rss_growth_mib", "throughput_mib_s", "tus_resumed_ok"}``.
+The last line is one JSON object: ``{"rss_growth_mib", "throughput_mib_s", "tus_resumed_ok",
+"clear_write_mib_s", "sealed_write_mib_s", "sealed_vs_clear", "upload_vs_clear_write"}``.
 """
 
 from __future__ import annotations
@@ -53,6 +59,8 @@ from verbatim.db.engine import db_session, dispose_all
 from verbatim.db.migrate import upgrade
 from verbatim.db.models import Session
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
+from verbatim.sealed import KeyRing, SegmentWriter, iter_plain
+from verbatim.sealed.ring import read_ring_file
 
 MIB = 1024 * 1024
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -95,11 +103,31 @@ def write_wav(path: Path, size: int) -> tuple[str, float]:
     return digest.hexdigest(), spent
 
 
-def sha256_file(path: Path) -> str:
+def seal_copy(source: Path, target: Path, ring: KeyRing) -> float:
+    """Seal ``source`` into ``target`` as an upload does (SegmentWriter, then fsync); return seconds spent.
+
+    Reading the clear source is not timed (it is in the page cache after write_wav), so bytes /
+    seconds compares with write_wav's figure: the same write, encrypted.
+    """
+    spent = 0.0
+    with open(source, "rb") as src, open(target, "wb", buffering=0) as out:
+        writer = SegmentWriter(out, ring)
+        while block := src.read(SEND_CHUNK):
+            t = time.perf_counter()
+            writer.write(block)
+            spent += time.perf_counter() - t
+        t = time.perf_counter()
+        writer.finish()
+        os.fsync(out.fileno())
+        spent += time.perf_counter() - t
+    return spent
+
+
+def sha256_file(path: Path, ring: KeyRing | None = None) -> str:
+    """SHA-256 of a file's plain text (sealed files opened with ``ring``)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(BLOCK):
-            digest.update(chunk)
+    for chunk in iter_plain(path, ring, BLOCK):
+        digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -305,13 +333,18 @@ def main() -> None:
         sha, write_s = write_wav(wav, size)
         disk_mib_s = size / MIB / write_s
         print(f"baseline: raw disk write + fsync in this process: {disk_mib_s:.0f} MiB/s ({write_s:.2f} s)")
+        sealed_s = seal_copy(wav, scratch / "sealed.bin", KeyRing.generate())
+        (scratch / "sealed.bin").unlink()
+        sealed_mib_s = size / MIB / sealed_s
+        print(f"sealed write (AES-256-GCM, 64 KiB chunks) + fsync: {sealed_mib_s:.0f} MiB/s ({sealed_s:.2f} s), "
+              f"{100 * sealed_mib_s / disk_mib_s:.0f} % of clear")
         duration_s = (size - 44) / 32000
         redis_server.start()
         with database(scratch) as db_url:
             data_dir = scratch / "data"
             port = free_port()
             env = dict(os.environ, VERBATIM_DATABASE_URL=db_url, VERBATIM_REDIS_URL=redis_server.url,
-                       VERBATIM_DATA_DIR=str(data_dir), VERBATIM_API_PORT=str(port),
+                       VERBATIM_DATA_DIR=str(data_dir), VERBATIM_API_PORT=str(port), VERBATIM_MODE="development",
                        VERBATIM_MAX_DURATION_S=str(int(duration_s) + 3600),
                        VERBATIM_MAX_UPLOAD_BYTES=str(max(size + MIB, 2 * 1024 * MIB)), VERBATIM_LOG_LEVEL="WARNING")
             api = ApiProcess(env, scratch / "api.log", port)
@@ -342,7 +375,8 @@ def main() -> None:
                     row = db.get(Session, sid)
                     stored = row.audio_sha256 if row is not None else None
                     audio_path = Path(row.audio_path) if row is not None and row.audio_path else None
-                on_volume = sha256_file(audio_path) if audio_path is not None else None
+                ring = read_ring_file(data_dir / "keys" / "ring.json")  # development mode's generated ring
+                on_volume = sha256_file(audio_path, ring) if audio_path is not None else None
                 ok = stored == sha == on_volume and not any((data_dir / "tus").iterdir())
             tus_mib_s = size / MIB / (tus["first_patch_s"] + tus["second_patch_s"] + tus["finalize_s"])
             print(f"tus: cut at {tus['cut_offset']} of {size} bytes ({100 * tus['cut_offset'] / size:.1f} %), "
@@ -357,7 +391,10 @@ def main() -> None:
             api.stop()
             api = None
         print(json.dumps({"rss_growth_mib": round(rss_growth, 1), "throughput_mib_s": round(multipart_mib_s, 1),
-                          "tus_resumed_ok": ok}))
+                          "tus_resumed_ok": ok, "clear_write_mib_s": round(disk_mib_s, 1),
+                          "sealed_write_mib_s": round(sealed_mib_s, 1),
+                          "sealed_vs_clear": round(sealed_mib_s / disk_mib_s, 3),
+                          "upload_vs_clear_write": round(multipart_mib_s / disk_mib_s, 3)}))
     finally:
         if api is not None:
             api.stop()
