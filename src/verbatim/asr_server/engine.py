@@ -39,7 +39,7 @@ import numpy as np
 from pocketsphinx import Decoder
 
 from verbatim.asr_server import features, vad
-from verbatim.asr_server.diarization import diarize
+from verbatim.asr_server.diarization import UNASSIGNED, diarize
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
 
 SENTENCE_PAUSE_S = 0.6
@@ -121,7 +121,7 @@ def _speaker_changes(labels: np.ndarray, speech: np.ndarray) -> np.ndarray:
 
 
 def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) -> list[int]:
-    """Speaker index for each word: the label held by most of its speech frames (all frames if none)."""
+    """Speaker index for each word: the label (-1 = unassigned) held by most of its speech frames (all if none)."""
     out = []
     for w in words:
         a = int(round(w.start_s / _FRAME_S))
@@ -129,7 +129,8 @@ def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) ->
         seg = labels[a:b]
         voiced = seg[speech[a:b]]
         pick = voiced if voiced.size else seg
-        out.append(int(np.bincount(pick).argmax()) if pick.size else int(labels[min(a, labels.size - 1)]))
+        # Labels start at -1 (unassigned): shift by one for bincount.
+        out.append(int(np.bincount(pick + 1).argmax()) - 1 if pick.size else int(labels[min(a, labels.size - 1)]))
     return out
 
 
@@ -183,7 +184,7 @@ def transcribe(
     frames = features.compute(audio)
     speech = vad.speech_mask(frames.energy_db)
     if diarization == "speaker":
-        labels = diarize(frames, speech, max_speakers=max_speakers)
+        labels = diarize(audio, speech, max_speakers=max_speakers)
         changes = _speaker_changes(labels, speech)
     else:
         labels = np.zeros(frames.n, dtype=np.int64)
@@ -191,8 +192,8 @@ def transcribe(
     words = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)
     if diarization == "speaker":
-        names: dict[int, str] = {}
-        tags = [names.setdefault(s, f"S{len(names) + 1}") for s in speakers]
+        names: dict[int, str] = {UNASSIGNED: UNKNOWN_SPEAKER}
+        tags = [names.setdefault(s, f"S{len(names)}") for s in speakers]
     else:
         tags = [UNKNOWN_SPEAKER] * len(words)
     return to_results(words, tags, language)
