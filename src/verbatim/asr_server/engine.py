@@ -65,12 +65,16 @@ def _decoder() -> tuple[Decoder, str]:
 
 @dataclass(frozen=True)
 class Word:
-    """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1]."""
+    """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1].
+
+    ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
+    """
 
     text: str
     start_s: float
     end_s: float
     confidence: float
+    stop: str = ""
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -200,7 +204,11 @@ def transcribe(
 
 
 def to_results(words: list[Word], speakers: list[str], language: str = "en") -> list[dict[str, Any]]:
-    """Build json-v2 result items from words and their speaker tags, adding full stops and capitals."""
+    """Build json-v2 result items from words and their speaker tags, adding sentence ends and capitals.
+
+    A sentence ends where the recognizer heard one (``Word.stop``: ".", "?" or "!"), at a change of
+    speaker, and at a pause of at least SENTENCE_PAUSE_S; its mark is the recognizer's, else ".".
+    """
     results: list[dict[str, Any]] = []
     sentence_start = True
     for i, (w, spk) in enumerate(zip(words, speakers, strict=True)):
@@ -209,9 +217,10 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en") -> 
             text = text[:1].upper() + text[1:]
         results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
         last = i == len(words) - 1
-        sentence_start = last or speakers[i + 1] != spk or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
+        sentence_start = (last or bool(w.stop) or speakers[i + 1] != spk
+                          or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S)
         if sentence_start:
-            stop = _item("punctuation", w.end_s, w.end_s, ".", 1.0, language, spk)
+            stop = _item("punctuation", w.end_s, w.end_s, w.stop or ".", 1.0, language, spk)
             stop["attaches_to"] = "previous"
             stop["is_eos"] = True
             results.append(stop)
