@@ -42,6 +42,10 @@ from verbatim.asr_server import features, vad
 from verbatim.asr_server.diarization import UNASSIGNED, diarize
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
 
+CHUNK_S = 300.0
+"""Whisper hears a long recording in chunks of at most this many seconds (bounded memory)."""
+CHUNK_SEARCH_S = 30.0
+"""A chunk ends at the longest pause within this many seconds before its limit."""
 SENTENCE_PAUSE_S = 0.6
 """A pause (seconds) at least this long between two words of one speaker ends a sentence."""
 UNKNOWN_SPEAKER = "UU"
@@ -148,8 +152,34 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         if not speech.any():
             return []  # Whisper invents words in silence: never ask it about a recording without speech
         # ...and in long pauses: keep only words that our speech detection hears as speech.
-        return [w for w in whisper.recognise(audio) if _voiced_share(w, speech) >= 0.2]
+        words: list[Word] = []
+        for a, b in _chunks(speech):
+            # Chunk by chunk: Whisper's features of a whole hour would take gigabytes.
+            offset = a * _FRAME_S
+            heard = whisper.recognise(audio[a * features.HOP : b * features.HOP])
+            words += [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
+                      for w in heard]
+        return [w for w in words if _voiced_share(w, speech) >= 0.2]
     return recognise(audio, vad.utterances(speech, breaks=changes))
+
+
+def _chunks(speech: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) frame ranges of at most CHUNK_S seconds, cut in the middle of the longest pause
+    of the last CHUNK_SEARCH_S seconds before each limit (at the limit if there is no pause)."""
+    n, limit, search = len(speech), int(CHUNK_S / _FRAME_S), int(CHUNK_SEARCH_S / _FRAME_S)
+    out: list[tuple[int, int]] = []
+    start = 0
+    while n - start > limit:
+        lo, hi = start + limit - search, start + limit
+        cut = hi
+        pauses = vad.speech_spans(~speech[lo:hi])
+        if pauses:
+            longest = max(pauses, key=lambda p: p.length)
+            cut = lo + (longest.start + longest.end) // 2
+        out.append((start, cut))
+        start = cut
+    out.append((start, n))
+    return out
 
 
 def _voiced_share(word: Word, speech: np.ndarray) -> float:
