@@ -17,12 +17,15 @@ import pytest
 from verbatim.asr_server.engine import transcribe
 from verbatim.asr_server.scoring import (
     Turn,
+    flag_scores,
     load_turns,
     results_text,
     speaker_attribution,
     splice_turns,
     word_error_rate,
+    wrong_words,
 )
+from verbatim.reliability.settings import ReliabilitySettings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 DIALOGUES = {"therapy_dialogue": 0.85, "therapy_dialogue_two_male": 0.75}  # name -> required attribution
@@ -175,3 +178,15 @@ def test_max_speakers_is_honoured(transcripts: dict[str, Case]) -> None:
     results, _ = transcripts[f"family_session_max{FAMILY_MAX_2}"]
     speakers = {r["alternatives"][0]["speaker"] for r in results if r["type"] == "word"} - {"UU"}
     assert 1 <= len(speakers) <= FAMILY_MAX_2
+
+
+def test_low_confidence_flags_on_the_dialogues_are_mostly_wrong_words(transcripts: dict[str, Case]) -> None:
+    scored = []
+    for name in ("therapy_dialogue", "therapy_dialogue_two_male", "family_session"):
+        results, turns = transcripts[name]
+        scored += wrong_words(" ".join(t.text for t in turns), results)
+    threshold = ReliabilitySettings().confidence_threshold
+    flags, precision, _ = flag_scores(scored, threshold)
+    assert flags >= 1 and precision is not None and precision >= 0.5, (flags, precision)
+    # The calibration matters: the former threshold flagged several times as many, mostly right words.
+    assert flag_scores(scored, 0.6)[0] >= 3 * flags

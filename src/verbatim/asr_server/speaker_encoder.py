@@ -34,8 +34,12 @@ _lock = threading.Lock()
 _session: dict[str, Any] = {}
 
 
-def verify_encoder(path: Path = ENCODER_PATH) -> Path:
-    """Check the encoder file against its pinned SHA-256; raises ConfigError if changed or missing."""
+def verify_encoder(path: Path | None = None) -> Path:
+    """Check the encoder file (default ``ENCODER_PATH``) against its pinned SHA-256.
+
+    Returns the path; raises ConfigError if the file changed or cannot be read.
+    """
+    path = ENCODER_PATH if path is None else path
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
