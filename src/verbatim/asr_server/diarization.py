@@ -72,7 +72,8 @@ def diarize(audio: np.ndarray, speech: np.ndarray, max_speakers: int = 2) -> np.
     mel = mel_spectrogram(audio)
     if len(mel) < n:
         mel = np.pad(mel, ((0, n - len(mel)), (0, 0)))
-    mel = mel[idx] * _gain(audio, idx)
+    mel = mel[idx]
+    mel *= _gain(audio, idx)  # in place: an hour's mel is ~55 MB
     windows = _windows(idx)
     emb = _embed(mel, windows)
     # Only windows long enough to describe a voice shape the clusters; all of them label frames.

@@ -5,7 +5,7 @@ Pipeline (all in-process, no server state):
 1. decode the file to 16 kHz mono float32 (`verbatim.audio.decode_pcm16k`);
 2. compute 10 ms frame features and an energy-based speech mask (`features`, `vad`);
 3. diarize the frames (`diarization`) unless ``diarization="none"``;
-4. words: by default Whisper tiny.en through faster-whisper over the whole recording
+4. words: by default Whisper tiny.en through faster-whisper, in chunks of at most CHUNK_S cut at pauses
    (`verbatim.asr_server.whisper`); or (``VERBATIM_ASR_ENGINE=pocketsphinx``) cut speech
    into utterances of at most 30 s at pauses and speaker changes, and decode each with
    pocketsphinx 5 (bundled en-US acoustic model, language model and
@@ -215,13 +215,13 @@ def transcribe(
     if max_speakers < 1:
         raise ValueError("max_speakers must be at least 1")
     audio = decode_pcm16k(path)
-    frames = features.compute(audio)
-    speech = vad.speech_mask(frames.energy_db)
+    # Only the speech mask is kept: the other frame features of an hour are ~60 MB.
+    speech = vad.speech_mask(features.compute(audio).energy_db)
     if diarization == "speaker":
         labels = diarize(audio, speech, max_speakers=max_speakers)
         changes = _speaker_changes(labels, speech)
     else:
-        labels = np.zeros(frames.n, dtype=np.int64)
+        labels = np.zeros(len(speech), dtype=np.int64)
         changes = None
     words = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)

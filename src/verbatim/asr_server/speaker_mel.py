@@ -65,13 +65,17 @@ def mel_spectrogram(audio: np.ndarray) -> np.ndarray:
     Frame ``i`` is centred on sample ``i * 160`` (time ``i * 0.01`` s).
     """
     audio = np.asarray(audio, dtype=np.float32)
-    padded = np.pad(audio, N_FFT // 2)
     n_frames = 1 + len(audio) // HOP
     out = np.empty((n_frames, N_MELS), dtype=np.float32)
     filters, window = mel_filters(), _window()
+    half = N_FFT // 2
     for start in range(0, n_frames, _CHUNK_FRAMES):
         stop = min(n_frames, start + _CHUNK_FRAMES)
-        seg = padded[start * HOP : (stop - 1) * HOP + N_FFT]
+        # Centred frames: zero padding of n_fft/2 at both ends of the recording, added per chunk
+        # (a padded copy of a whole hour would double the audio's memory).
+        lo, hi = start * HOP - half, (stop - 1) * HOP + half
+        seg = audio[max(lo, 0) : min(hi, len(audio))]
+        seg = np.pad(seg, (max(0, -lo), max(0, hi - len(audio))))
         frames = np.lib.stride_tricks.sliding_window_view(seg, N_FFT)[::HOP]
         power = np.abs(np.fft.rfft(frames * window, axis=1)) ** 2
         out[start:stop] = power.astype(np.float32) @ filters.T
