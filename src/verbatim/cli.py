@@ -194,7 +194,7 @@ def upload(
     api_url: Annotated[str | None, typer.Option(envvar="VERBATIM_API_URL", help="Default: the running stack's")]
     = None,
     session_type: Annotated[str | None, typer.Option(
-        help="individual | couples | family | group (default: from the number of --client)")] = None,
+        help="individual | couples | family | group | dictation (default: from the number of --client)")] = None,
     recorded_at: Annotated[datetime | None, typer.Option(
         help="When the session was recorded, with its UTC offset, e.g. 2026-11-30T10:00:00+01:00 "
         "(default: the file's modification time)",

@@ -113,9 +113,13 @@ def _print_transcript(api: ApiClient, audio: Path, sid: str, session: dict) -> N
         for seg in record["segments"]:
             colour = "cyan" if seg["speaker"] == "therapist" else "green"
             console.print(f"  [{colour}]{seg['speaker']:>10}[/{colour}] [{seg['start_s']:6.1f}s] {seg['text']}")
+    for seg in body.get("unassigned", []):
+        console.print(f"  [yellow]{'unassigned':>10}[/yellow] [{seg['start_s']:6.1f}s] {seg['text']}")
     reference = reference_text(audio)
     if reference is not None:
-        heard = " ".join(seg["text"] for seg in body["transcripts"][0]["segments"])
+        # Everything heard: the first record's own turns (not placeholders) and the unassigned ones.
+        own = [s for s in body["transcripts"][0]["segments"] if s["speaker"] != "other participant"]
+        heard = " ".join(s["text"] for s in sorted(own + body.get("unassigned", []), key=lambda s: s["start_s"]))
         console.print(f"[bold]word error rate vs reference: {word_error_rate(reference, heard):.3f}[/bold] "
                       "(offline Whisper tiny.en recognizer)")
 

@@ -51,6 +51,7 @@ def test_client_ids_are_stored_in_their_normal_form(api: Api, alice: str) -> Non
 @pytest.mark.parametrize(("overrides", "why"), [
     ({"session_type": "individual", "client_ids": ["a", "b", "c"]}, "individual session has one client"),
     ({"session_type": "couples", "client_ids": ["a"]}, "couples session has two"),
+    ({"session_type": "dictation", "client_ids": ["a", "b"]}, "dictation is about one client"),
     ({"consent": {"obtained": True, "method": "verbal", "obtained_at": "2099-01-01T00:00:00+00:00"}}, "future"),
     ({"consent": {"obtained": True, "method": "verbal", "obtained_at": "2026-01-01T00:00:00"}}, "time zone"),
 ])
@@ -58,6 +59,11 @@ def test_implausible_sessions_are_refused(api: Api, alice: str, overrides: dict,
     r = api.upload(alice, JFK, good_metadata(**overrides))
     assert r.status_code == 422 and why in r.json()["detail"], r.text
     assert nothing_stored(api)
+
+
+def test_a_dictation_is_accepted_with_its_one_client(api: Api, alice: str) -> None:
+    r = api.upload(alice, JFK, good_metadata(session_type="dictation", client_ids=["c-9"]))
+    assert r.status_code == 201 and r.json()["session_type"] == "dictation", r.text
 
 
 def test_an_idempotency_key_reused_with_other_metadata_is_422(api: Api, alice: str) -> None:

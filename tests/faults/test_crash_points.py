@@ -17,7 +17,7 @@ from tests.factories import new_session
 from tests.faults.conftest import Cluster
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
-from verbatim.db.models import Transcript
+from verbatim.db.models import Session, Transcript
 from verbatim.pipeline.run import run_capture
 from verbatim.runtime import build_context
 
@@ -37,11 +37,15 @@ POINTS = {
 
 
 def published(database_url: str, sid: uuid.UUID) -> dict[str, list[tuple[str, str]]]:
+    """Each client's record, and under ``""`` the published turns (role, text) — the words themselves."""
     with db_session(database_url) as db:
-        return {
+        records = {
             t.client_id: [(s["speaker"], s["text"]) for s in t.segments]
             for t in db.execute(select(Transcript).where(Transcript.session_id == sid)).scalars()
         }
+        session = db.get(Session, sid)
+        turns = (session.published_turns or []) if session is not None else []
+        return {**records, "": [(t.get("role", ""), t["text"]) for t in turns]}
 
 
 @pytest.fixture(scope="module")

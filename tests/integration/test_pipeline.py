@@ -64,10 +64,24 @@ def test_session_becomes_transcript_and_copies_disappear(ctx: RunContext, asr: A
     s = row(ctx, sid)
     assert (s.status, s.runs, s.polished, s.failure_code) == ("ready", 1, True, None)
     assert s.raw_turns and s.raw_turns[0]["words"]
-    records = transcripts(ctx, sid)
-    text = " ".join(seg["text"] for seg in records["client-a"]).lower()
+    # One voice in an individual session is not assumed to be anyone: it is published unassigned.
+    assert s.published_turns and {t["role"] for t in s.published_turns} == {"unassigned"}
+    text = " ".join(t["text"] for t in s.published_turns).lower()
     assert "country" in text
     assert_clean(ctx, asr, sid)
+
+
+def test_dictation_single_voice_is_the_therapist(ctx: RunContext, asr: AsrServer) -> None:
+    sid = new_session(ctx.settings, JFK, session_type="dictation")
+    assert run_capture(ctx, sid) is Outcome.READY
+    s = row(ctx, sid)
+    assert s.published_turns and {t["role"] for t in s.published_turns} == {"therapist"}
+    # The therapist's words are in the client's record (the memo is about that client).
+    record = transcripts(ctx, sid)["client-a"]
+    assert {seg["speaker"] for seg in record} == {"therapist"}
+    assert "country" in " ".join(seg["text"] for seg in record).lower()
+    # The capture run asked the recognizer for one voice.
+    assert asr.last_config()["transcription_config"]["speaker_diarization_config"]["max_speakers"] == 1
 
 
 def test_run_with_lease_held_does_nothing_and_counts_nothing(ctx: RunContext) -> None:
@@ -126,7 +140,7 @@ def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
     s = row(ctx, sid)
     assert (s.runs, s.polished) == (4, False)
     raw = " ".join(t["text"] for t in s.raw_turns or [])
-    published = " ".join(seg["text"] for seg in transcripts(ctx, sid)["client-a"])
+    published = " ".join(t["text"] for t in s.published_turns or [])
     assert published == raw
 
 
@@ -243,6 +257,6 @@ def test_logs_are_json_with_session_and_run_and_no_patient_data(ctx: RunContext,
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
     assert any(e.get("session_id") == str(sid) and e.get("run") == 1 for e in lines)
     text = " ".join(json.dumps(e) for e in lines).lower()
-    published = " ".join(seg["text"] for seg in transcripts(ctx, sid)["Jane-Doe-4411"]).lower()
+    published = " ".join(t["text"] for t in row(ctx, sid).published_turns or []).lower()
     assert "jane-doe-4411" not in text and f"{sid}.audio" not in text
     assert not any(word in text for word in ("fellow", "country") if word in published)

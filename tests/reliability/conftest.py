@@ -83,10 +83,10 @@ def sample_turns() -> list[dict]:
     """Four turns: a doubtful word with an alternative, a short interjection, a mid-sentence change."""
     return [
         turn("S1", 0.0, 3.0, [word("um", 0.1), word("how", 0.5), word("have", 0.8), word("you", 1.1),
-                              word("been", 1.4, 0.4, ["bean"]), punct("?", 1.7)]),
+                              word("been", 1.4, 0.2, ["bean"]), punct("?", 1.7)]),
         turn("S2", 3.2, 3.6, [word("fine", 3.2), punct(".", 3.5)]),
         turn("S1", 3.8, 6.0, [word("tell", 3.8), word("me", 4.1), word("about", 4.4), word("the", 4.7)]),
-        turn("S2", 6.1, 9.0, [word("week", 6.1, 0.5, ["weak", "wake"]), word("at", 6.5), word("work", 6.8),
+        turn("S2", 6.1, 9.0, [word("week", 6.1, 0.15, ["weak", "wake"]), word("at", 6.5), word("work", 6.8),
                               punct(".", 7.1)]),
     ]
 

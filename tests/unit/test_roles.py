@@ -34,3 +34,19 @@ def test_one_client_takes_every_other_voice_and_the_count_is_clients_plus_therap
 def test_a_label_missing_from_the_clinicians_map_is_unassigned() -> None:
     turns = [turn("S1", "t", 0), turn("S2", "a", 1), turn("S3", "b", 2)]
     assert speaker_roles(turns, ["alex", "sam"], None, {"S1": "therapist", "S2": "alex"})["S3"] == UNASSIGNED
+
+
+def test_a_single_voice_is_the_therapist_only_in_a_dictation() -> None:
+    turns = [turn("S1", "memo about alex", 0), turn("S1", "plan for next week", 1)]
+    assert speaker_roles(turns, ["alex"], "S1", None, "dictation") == {"S1": "therapist"}
+    # The same recording as an individual session: nobody is assumed, the therapist names the voice.
+    assert speaker_roles(turns, ["alex"], "S1", None, "individual") == {"S1": UNASSIGNED}
+    records = split_per_client(turns, ["alex"], speaker_roles(turns, ["alex"], "S1", None, "individual"))
+    assert [s["text"] for s in records["alex"]] == [PLACEHOLDER, PLACEHOLDER]
+
+
+def test_speech_tied_to_no_voice_is_unassigned_even_with_one_client() -> None:
+    turns = [turn("S1", "t", 0), turn("UU", "[overlap]", 1), turn("S2", "a", 2)]
+    assert speaker_roles(turns, ["alex"], "S1", None, "individual") == {"S1": "therapist", "UU": UNASSIGNED,
+                                                                         "S2": "alex"}
+    assert speaker_roles(turns, ["alex"], None, {"UU": "alex", "S1": "therapist", "S2": "alex"})["UU"] == "alex"

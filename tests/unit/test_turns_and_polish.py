@@ -22,6 +22,17 @@ def test_results_group_into_turns_with_punctuation_attached() -> None:
     assert turns[1]["words"][0]["confidence"] == 0.9
 
 
+def test_one_voice_is_split_into_turns_at_sentence_ends_after_pauses_and_long_turns() -> None:
+    results = [word("one", 0.0, "S1"), punct(".", 0.3, "S1"),
+               word("two", 0.8, "S1"), punct(".", 1.1, "S1"),  # 0.5 s pause: same turn
+               word("three", 2.5, "S1"), word("four", 4.0, "S1"),  # 1.4 s after a sentence end: new turn
+               *[word(f"w{i}", 4.5 + i * 0.5, "S1") for i in range(40)], punct(".", 24.3, "S1"),
+               word("after", 24.5, "S1")]  # the turn began 2.5 s in: past MAX_TURN_S, split at the sentence end
+    turns = results_to_turns(results)
+    assert [t["text"].split()[0].rstrip(".") for t in turns] == ["one", "three", "after"]
+    assert turns[0]["text"] == "one. two."
+
+
 def test_attaches_to_next_and_both() -> None:
     results = [punct("\u00bf", 0.0, "S1", "next"), word("que", 0.1, "S1"), punct("-", 0.4, "S1", "both"),
                word("tal", 0.5, "S1")]

@@ -62,7 +62,8 @@ class SessionMetadata(BaseModel):
         min_length=1, max_length=12
     )
     recorded_at: datetime
-    session_type: Literal["individual", "couples", "family", "group"]
+    # dictation: the therapist's own memo about one client (the single voice is the therapist).
+    session_type: Literal["individual", "couples", "family", "group", "dictation"]
     consent: Consent
 
     @field_validator("client_ids")
@@ -84,6 +85,8 @@ class SessionMetadata(BaseModel):
 
     @model_validator(mode="after")
     def _clients_fit_the_session_type(self) -> SessionMetadata:
+        if self.session_type == "dictation" and len(self.client_ids) != 1:
+            raise ValueError(f"a dictation is about one client, not {len(self.client_ids)}")
         if self.session_type == "individual" and len(self.client_ids) != 1:
             raise ValueError(f"an individual session has one client, not {len(self.client_ids)}; use couples, "
                              "family or group")

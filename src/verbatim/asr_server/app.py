@@ -61,6 +61,10 @@ def _text(results: list[dict[str, Any]]) -> str:
 
 def create_app(settings: Settings) -> FastAPI:
     """The recognizer service app; jobs live under ``settings.asr_dir``."""
+    from verbatim.asr_server.speaker_encoder import verify_encoder
+
+    # A changed model file refuses to start, before any job is accepted.
+    verify_encoder()
     if settings.asr_engine == "whisper":
         from verbatim.asr_server.whisper import verify_model
 

@@ -5,7 +5,7 @@ Pipeline (all in-process, no server state):
 1. decode the file to 16 kHz mono float32 (`verbatim.audio.decode_pcm16k`);
 2. compute 10 ms frame features and an energy-based speech mask (`features`, `vad`);
 3. diarize the frames (`diarization`) unless ``diarization="none"``;
-4. words: by default Whisper tiny.en through faster-whisper over the whole recording
+4. words: by default Whisper tiny.en through faster-whisper, in chunks of at most CHUNK_S cut at pauses
    (`verbatim.asr_server.whisper`); or (``VERBATIM_ASR_ENGINE=pocketsphinx``) cut speech
    into utterances of at most 30 s at pauses and speaker changes, and decode each with
    pocketsphinx 5 (bundled en-US acoustic model, language model and
@@ -39,10 +39,14 @@ import numpy as np
 from pocketsphinx import Decoder
 
 from verbatim.asr_server import features, vad
-from verbatim.asr_server.diarization import diarize
+from verbatim.asr_server.diarization import UNASSIGNED, diarize
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
 from verbatim.sealed import KeyRing
 
+CHUNK_S = 300.0
+"""Whisper hears a long recording in chunks of at most this many seconds (bounded memory)."""
+CHUNK_SEARCH_S = 30.0
+"""A chunk ends at the longest pause within this many seconds before its limit."""
 SENTENCE_PAUSE_S = 0.6
 """A pause (seconds) at least this long between two words of one speaker ends a sentence."""
 UNKNOWN_SPEAKER = "UU"
@@ -66,12 +70,16 @@ def _decoder() -> tuple[Decoder, str]:
 
 @dataclass(frozen=True)
 class Word:
-    """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1]."""
+    """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1].
+
+    ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
+    """
 
     text: str
     start_s: float
     end_s: float
     confidence: float
+    stop: str = ""
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -122,7 +130,7 @@ def _speaker_changes(labels: np.ndarray, speech: np.ndarray) -> np.ndarray:
 
 
 def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) -> list[int]:
-    """Speaker index for each word: the label held by most of its speech frames (all frames if none)."""
+    """Speaker index for each word: the label (-1 = unassigned) held by most of its speech frames (all if none)."""
     out = []
     for w in words:
         a = int(round(w.start_s / _FRAME_S))
@@ -130,7 +138,8 @@ def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) ->
         seg = labels[a:b]
         voiced = seg[speech[a:b]]
         pick = voiced if voiced.size else seg
-        out.append(int(np.bincount(pick).argmax()) if pick.size else int(labels[min(a, labels.size - 1)]))
+        # Labels start at -1 (unassigned): shift by one for bincount.
+        out.append(int(np.bincount(pick + 1).argmax()) - 1 if pick.size else int(labels[min(a, labels.size - 1)]))
     return out
 
 
@@ -144,8 +153,34 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         if not speech.any():
             return []  # Whisper invents words in silence: never ask it about a recording without speech
         # ...and in long pauses: keep only words that our speech detection hears as speech.
-        return [w for w in whisper.recognise(audio) if _voiced_share(w, speech) >= 0.2]
+        words: list[Word] = []
+        for a, b in _chunks(speech):
+            # Chunk by chunk: Whisper's features of a whole hour would take gigabytes.
+            offset = a * _FRAME_S
+            heard = whisper.recognise(audio[a * features.HOP : b * features.HOP])
+            words += [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
+                      for w in heard]
+        return [w for w in words if _voiced_share(w, speech) >= 0.2]
     return recognise(audio, vad.utterances(speech, breaks=changes))
+
+
+def _chunks(speech: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) frame ranges of at most CHUNK_S seconds, cut in the middle of the longest pause
+    of the last CHUNK_SEARCH_S seconds before each limit (at the limit if there is no pause)."""
+    n, limit, search = len(speech), int(CHUNK_S / _FRAME_S), int(CHUNK_SEARCH_S / _FRAME_S)
+    out: list[tuple[int, int]] = []
+    start = 0
+    while n - start > limit:
+        lo, hi = start + limit - search, start + limit
+        cut = hi
+        pauses = vad.speech_spans(~speech[lo:hi])
+        if pauses:
+            longest = max(pauses, key=lambda p: p.length)
+            cut = lo + (longest.start + longest.end) // 2
+        out.append((start, cut))
+        start = cut
+    out.append((start, n))
+    return out
 
 
 def _voiced_share(word: Word, speech: np.ndarray) -> float:
@@ -182,26 +217,30 @@ def transcribe(
     if max_speakers < 1:
         raise ValueError("max_speakers must be at least 1")
     audio = decode_pcm16k(path, ring)
-    frames = features.compute(audio)
-    speech = vad.speech_mask(frames.energy_db)
+    # Only the speech mask is kept: the other frame features of an hour are ~60 MB.
+    speech = vad.speech_mask(features.compute(audio).energy_db)
     if diarization == "speaker":
-        labels = diarize(frames, speech, max_speakers=max_speakers)
+        labels = diarize(audio, speech, max_speakers=max_speakers)
         changes = _speaker_changes(labels, speech)
     else:
-        labels = np.zeros(frames.n, dtype=np.int64)
+        labels = np.zeros(len(speech), dtype=np.int64)
         changes = None
     words = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)
     if diarization == "speaker":
-        names: dict[int, str] = {}
-        tags = [names.setdefault(s, f"S{len(names) + 1}") for s in speakers]
+        names: dict[int, str] = {UNASSIGNED: UNKNOWN_SPEAKER}
+        tags = [names.setdefault(s, f"S{len(names)}") for s in speakers]
     else:
         tags = [UNKNOWN_SPEAKER] * len(words)
     return to_results(words, tags, language)
 
 
 def to_results(words: list[Word], speakers: list[str], language: str = "en") -> list[dict[str, Any]]:
-    """Build json-v2 result items from words and their speaker tags, adding full stops and capitals."""
+    """Build json-v2 result items from words and their speaker tags, adding sentence ends and capitals.
+
+    A sentence ends where the recognizer heard one (``Word.stop``: ".", "?" or "!"), at a change of
+    speaker, and at a pause of at least SENTENCE_PAUSE_S; its mark is the recognizer's, else ".".
+    """
     results: list[dict[str, Any]] = []
     sentence_start = True
     for i, (w, spk) in enumerate(zip(words, speakers, strict=True)):
@@ -210,9 +249,10 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en") -> 
             text = text[:1].upper() + text[1:]
         results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
         last = i == len(words) - 1
-        sentence_start = last or speakers[i + 1] != spk or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
+        sentence_start = (last or bool(w.stop) or speakers[i + 1] != spk
+                          or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S)
         if sentence_start:
-            stop = _item("punctuation", w.end_s, w.end_s, ".", 1.0, language, spk)
+            stop = _item("punctuation", w.end_s, w.end_s, w.stop or ".", 1.0, language, spk)
             stop["attaches_to"] = "previous"
             stop["is_eos"] = True
             results.append(stop)

@@ -140,3 +140,87 @@ def splice_turns(
         new_turns.append(Turn(t.speaker, pos / sample_rate, (pos + seg.size) / sample_rate, t.text))
         pos += seg.size
     return np.concatenate(pieces), new_turns
+
+
+def wrong_words(reference: str, results: Sequence[dict[str, Any]]) -> list[tuple[float, bool]]:
+    """(confidence, wrong) for every recognised word, aligned to ``reference`` with jiwer.
+
+    A word is wrong when the alignment substitutes or inserts it (after `normalise`, so casing
+    and punctuation never count). A json-v2 word that normalises into several tokens ("o'clock"
+    stays one; "check-in" was already split) is wrong if any of its tokens is.
+    """
+    words = [(float(r["alternatives"][0]["confidence"]), normalise(r["alternatives"][0]["content"]).split())
+             for r in results if r["type"] == "word"]
+    tokens = [t for _, toks in words for t in toks]
+    ref = normalise(reference)
+    if not tokens or not ref:
+        return [(c, True) for c, _ in words]
+    out = jiwer.process_words(ref, " ".join(tokens))
+    ok = [False] * len(tokens)
+    for chunk in out.alignments[0]:
+        if chunk.type == "equal":
+            for j in range(chunk.hyp_start_idx, chunk.hyp_end_idx):
+                ok[j] = True
+    flags: list[tuple[float, bool]] = []
+    pos = 0
+    for conf, toks in words:
+        flags.append((conf, not all(ok[pos : pos + len(toks)])))
+        pos += len(toks)
+    return flags
+
+
+def flag_scores(scored: Iterable[tuple[float, bool]], threshold: float) -> tuple[int, float | None, float | None]:
+    """(flags, precision, recall) of flagging words with confidence below ``threshold``.
+
+    ``scored`` holds (confidence, wrong) pairs (see `wrong_words`). Precision: share of flagged
+    words that are wrong (None when nothing is flagged); recall: share of wrong words flagged
+    (None when no word is wrong).
+    """
+    pairs = list(scored)
+    flagged = [wrong for conf, wrong in pairs if conf < threshold]
+    wrong_total = sum(wrong for _, wrong in pairs)
+    precision = sum(flagged) / len(flagged) if flagged else None
+    recall = sum(flagged) / wrong_total if wrong_total else None
+    return len(flagged), precision, recall
+
+
+def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Turn], frame_s: float = 0.01) -> float:
+    """Frame-level DER (0..): (missed + false alarm + speaker confusion) / reference speech time.
+
+    Our own scorer (pyannote.metrics is not a dependency): reference speech is the turns' spans,
+    hypothesis speech the recognised words' spans, both on a ``frame_s`` grid, no forgiveness
+    collar, overlap not modelled. Hypothesis labels map to reference speakers by the one-to-one
+    mapping that maximises agreeing frames (tried exhaustively: few labels); "UU" maps to nobody.
+    """
+    end = max([t.end_s for t in turns] + [float(r["end_time"]) for r in results] + [0.0])
+    n = int(np.ceil(end / frame_s)) + 1
+    ref_names = sorted({t.speaker for t in turns})
+    ref = np.full(n, -1)
+    for t in turns:
+        ref[int(round(t.start_s / frame_s)) : int(round(t.end_s / frame_s))] = ref_names.index(t.speaker)
+    hyp_names: list[str] = []
+    hyp = np.full(n, -1)
+    for r in results:
+        if r["type"] != "word":
+            continue
+        label = r["alternatives"][0]["speaker"]
+        if label not in hyp_names:
+            hyp_names.append(label)
+        hyp[int(round(float(r["start_time"]) / frame_s)) : int(round(float(r["end_time"]) / frame_s))] = (
+            hyp_names.index(label))
+    ref_speech = int((ref >= 0).sum())
+    if ref_speech == 0:
+        return 0.0
+    missed = int(((ref >= 0) & (hyp < 0)).sum())
+    false_alarm = int(((ref < 0) & (hyp >= 0)).sum())
+    both = (ref >= 0) & (hyp >= 0)
+    joint = np.zeros((len(hyp_names), len(ref_names)), dtype=np.int64)
+    np.add.at(joint, (hyp[both], ref[both]), 1)
+    if "UU" in hyp_names:
+        joint[hyp_names.index("UU")] = 0
+    size = max(len(hyp_names), len(ref_names))
+    best = 0
+    for perm in itertools.permutations(range(size), len(hyp_names)):
+        best = max(best, sum(int(joint[h, r]) for h, r in enumerate(perm) if r < len(ref_names)))
+    confusion = int(both.sum()) - best
+    return (missed + false_alarm + confusion) / ref_speech

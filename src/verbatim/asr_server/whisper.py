@@ -9,8 +9,9 @@ another CTranslate2 Whisper folder (a larger model), checked against
 JFK, 0.045 on the LibriVox clips, 0.043 on the therapy dialogue, 0.13 CPU s per audio second.
 
 ``recognise(audio)`` decodes the whole recording (16 kHz float32) with word timestamps and
-returns `engine.Word`s (punctuation stripped: sentences are closed by the engine from pauses
-and speaker turns, so both engines punctuate alike). One model per process, loaded on first use.
+returns `engine.Word`s (punctuation stripped from the words; a sentence end Whisper heard —
+".", "?", "!" — is kept as ``Word.stop``, and the engine also closes sentences at pauses and
+speaker turns). One model per process, loaded on first use.
 """
 
 from __future__ import annotations
@@ -96,8 +97,11 @@ def recognise(audio: np.ndarray) -> list[Word]:
                 continue
             start, end = float(w.start), max(float(w.end), float(w.start) + 0.01 * len(parts))
             step = (end - start) / len(parts)
+            tail = w.word.strip().rstrip("\"')”’")
+            stop = tail[-1] if tail and tail[-1] in ".?!" else ""
             for i, part in enumerate(parts):
                 words.append(Word(text=part, start_s=round(start + i * step, 3),
                                   end_s=round(start + (i + 1) * step, 3),
-                                  confidence=float(min(max(w.probability, 0.0), 1.0))))
+                                  confidence=float(min(max(w.probability, 0.0), 1.0)),
+                                  stop=stop if i == len(parts) - 1 else ""))
     return words

@@ -24,7 +24,7 @@ log = structlog.get_logger("verbatim.publish")
 
 def render(
     ctx: RunContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
-    polish: bool,
+    polish: bool, session_type: str | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], bool, list[dict[str, Any]]]:
     """(records per client id, whether the model passes ran, the shown turns with their ``role``).
 
@@ -44,7 +44,7 @@ def render(
         crash_point("mid_polish")
     if therapist is None:
         therapist = rule_therapist(shown)
-    roles = speaker_roles(shown, client_ids, therapist, speaker_map)
+    roles = speaker_roles(shown, client_ids, therapist, speaker_map, session_type)
     shown = [{**t, "role": roles[t["speaker"]]} for t in shown]
     return split_per_client(shown, client_ids, roles), polished, shown
 
@@ -53,7 +53,7 @@ def publish(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, turns: 
     """Write the published transcript(s) and mark the session ready (fenced). Returns ``polished``."""
     polish = ticket.run <= ctx.settings.polished_runs
     state = ticket.state
-    records, polished, shown = render(ctx, turns, state.client_ids, state.speaker_map, polish)
+    records, polished, shown = render(ctx, turns, state.client_ids, state.speaker_map, polish, state.session_type)
     lease.check()
     ctx.cancel.check()
     ctx.repo.publish(ticket.subject_id, ticket.fence, ticket.run, records, polished, shown)

@@ -5,6 +5,10 @@ Roles: each speaker label is ``"therapist"``, one of the session's client ids, o
 label comes from the polisher (or the rule), and the other labels map to client ids in order
 of first speech — but only when that mapping can be trusted:
 
+- ``dictation`` (the therapist's memo): every voice is the therapist;
+- one voice heard in any other session: unassigned — a recording of one voice may be the
+  therapist or the client, and guessing would put words in the wrong mouth;
+- speech the recognizer could not tie to a voice (label ``UU``): unassigned;
 - one client: every other voice is that client (a single voice heard as two);
 - several clients (couples, family, group): only when the recognizer heard exactly one voice
   per client. Fewer voices means two people were merged into one label, more means a voice
@@ -26,6 +30,8 @@ from verbatim.polish.base import Turn
 THERAPIST = "therapist"
 UNASSIGNED = "unassigned"
 PLACEHOLDER = "[another participant spoke]"
+UNKNOWN_SPEAKER = "UU"
+"""The recognizer's label for speech it could not tie to a voice (Speechmatics' unknown speaker)."""
 
 
 def speaker_count(client_ids: list[str], session_type: str) -> int:
@@ -34,14 +40,28 @@ def speaker_count(client_ids: list[str], session_type: str) -> int:
 
 
 def speaker_roles(
-    turns: list[Turn], client_ids: list[str], therapist: str | None, speaker_map: dict[str, str] | None
+    turns: list[Turn], client_ids: list[str], therapist: str | None, speaker_map: dict[str, str] | None,
+    session_type: str | None = None,
 ) -> dict[str, str]:
-    """Label → ``"therapist"``, a client id or ``"unassigned"``, for every speaker label in ``turns``."""
+    """Label → ``"therapist"``, a client id or ``"unassigned"``, for every speaker label in ``turns``.
+
+    ``"UU"`` (speech the recognizer could not tie to a voice) is always unassigned unless the
+    clinician's ``speaker_map`` names it. A ``dictation`` is the therapist's own memo: every voice
+    is the therapist. In any other session a single voice is not assumed to be anyone: it stays
+    unassigned for the therapist to name.
+    """
     labels = list(dict.fromkeys(t["speaker"] for t in turns))  # in order of first speech
     if speaker_map:
         return {label: speaker_map.get(label, UNASSIGNED) for label in labels}
-    roles: dict[str, str] = {therapist: THERAPIST} if therapist is not None and therapist in labels else {}
-    others = [label for label in labels if label not in roles]
+    roles: dict[str, str] = {label: UNASSIGNED for label in labels if label == UNKNOWN_SPEAKER}
+    voices = [label for label in labels if label != UNKNOWN_SPEAKER]
+    if session_type == "dictation":
+        return {**roles, **{label: THERAPIST for label in voices}}
+    if len(voices) == 1:
+        return {**roles, voices[0]: UNASSIGNED}
+    if therapist is not None and therapist in voices:
+        roles[therapist] = THERAPIST
+    others = [label for label in voices if label not in roles]
     if len(client_ids) == 1:
         roles.update({label: client_ids[0] for label in others})
     elif len(others) == len(client_ids):

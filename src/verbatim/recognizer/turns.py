@@ -1,7 +1,10 @@
 """json-v2 results → speaker turns.
 
 A speaker turn is consecutive words of one speaker: ``{"speaker", "start_s", "end_s",
-"text", "words"}``. Punctuation is attached the way the API marks it: ``attaches_to``
+"text", "words"}``. A long stretch of one voice is not one turn: a new turn starts after a
+sentence end (``is_eos``) followed by a pause of at least ``TURN_PAUSE_S``, or after any
+sentence end once the turn has lasted ``MAX_TURN_S`` — so a clinician reads (and corrects)
+paragraphs, not a monologue of minutes. Punctuation is attached the way the API marks it: ``attaches_to``
 ``previous`` (no space before), ``next`` (no space after), ``both`` (no space either
 side), ``none`` (spaced). Each word keeps its confidence and alternatives so later
 analysis can find doubtful words. Times are seconds from the start of the recording.
@@ -12,6 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 UNKNOWN_SPEAKER = "UU"
+TURN_PAUSE_S = 1.0
+"""A pause (seconds) after a sentence end at which one speaker's turn is split."""
+MAX_TURN_S = 20.0
+"""Seconds after which one speaker's turn is split at the next sentence end."""
 
 
 def _join(parts: list[tuple[str, str]]) -> str:
@@ -29,6 +36,7 @@ def results_to_turns(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Group json-v2 ``results`` (word/punctuation items) into speaker turns, in time order."""
     turns: list[dict[str, Any]] = []
     pieces: list[list[tuple[str, str]]] = []
+    eos_end: float | None = None  # end time of the sentence end that closed the last item, if it did
     for item in results:
         alternatives = item.get("alternatives") or []
         if not alternatives or item.get("type") not in ("word", "punctuation"):
@@ -37,8 +45,12 @@ def results_to_turns(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         speaker = best.get("speaker") or UNKNOWN_SPEAKER
         is_punct = item["type"] == "punctuation"
         attaches = item.get("attaches_to", "previous" if is_punct else "none")
+        start = float(item["start_time"])
         # Punctuation never opens a turn: it belongs to the words it attaches to.
-        if not turns or (speaker != turns[-1]["speaker"] and not is_punct):
+        paragraph = (not is_punct and turns and eos_end is not None
+                     and (start - eos_end >= TURN_PAUSE_S or start - turns[-1]["start_s"] >= MAX_TURN_S))
+        eos_end = float(item["end_time"]) if is_punct and item.get("is_eos") else None
+        if not turns or (speaker != turns[-1]["speaker"] and not is_punct) or paragraph:
             turns.append(
                 {"speaker": speaker, "start_s": float(item["start_time"]), "end_s": float(item["end_time"]),
                  "words": []}

@@ -33,7 +33,7 @@ def analyse(
     raw_turns: Sequence[Turn],
     published: Sequence[Turn] | None,
     *,
-    confidence_threshold: float = 0.6,
+    confidence_threshold: float = 0.25,
     short_turn_max_s: float = 1.0,
     mid_sentence_gap_s: float = 0.5,
 ) -> list[SuggestionSpec]:

@@ -349,7 +349,8 @@ def republish(db: OrmSession, session: Session) -> list[Turn]:
     turns = published_turns(session.raw_turns, applied)
     roles = current_roles(db, session)
     therapist = None if roles else rule_therapist(turns)
-    records = split_per_client(turns, session.client_ids, speaker_roles(turns, session.client_ids, therapist, roles))
+    records = split_per_client(
+        turns, session.client_ids, speaker_roles(turns, session.client_ids, therapist, roles, session.session_type))
     done = db.execute(
         update(Session)
         .where(Session.id == session.id, Session.status == SessionStatus.READY.value)
