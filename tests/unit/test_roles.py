@@ -34,3 +34,13 @@ def test_one_client_takes_every_other_voice_and_the_count_is_clients_plus_therap
 def test_a_label_missing_from_the_clinicians_map_is_unassigned() -> None:
     turns = [turn("S1", "t", 0), turn("S2", "a", 1), turn("S3", "b", 2)]
     assert speaker_roles(turns, ["alex", "sam"], None, {"S1": "therapist", "S2": "alex"})["S3"] == UNASSIGNED
+
+
+def test_segment_ids_name_the_same_turn_after_a_speaker_correction() -> None:
+    turns = [turn("S1", "how are you", 0), turn("S2", "tired", 1), turn("S3", "me too", 2)]
+    before = split_per_client(turns, ["alex", "sam"], speaker_roles(turns, ["alex", "sam"], "S1", None))
+    corrected = speaker_roles(turns, ["alex", "sam"], None, {"S1": "therapist", "S2": "sam", "S3": "alex"})
+    after = split_per_client(turns, ["alex", "sam"], corrected)
+    assert [s["id"] for s in before["alex"]] == ["seg-0", "seg-1", "seg-2"]
+    assert [s["id"] for s in after["sam"]] == [s["id"] for s in before["alex"]]
+    assert after["sam"][1]["text"] == "tired" and before["alex"][1]["text"] == "tired"

@@ -128,6 +128,8 @@ class SessionPage(BaseModel):
 
 
 class Segment(BaseModel):
+    #: stable across corrections (``seg-{n}``: the n-th recognized turn); None for transcripts published before ids
+    id: str | None = None
     speaker: str
     speaker_label: str
     start_s: float
@@ -138,6 +140,8 @@ class Segment(BaseModel):
 class ClientTranscript(BaseModel):
     client_id: str
     polished: bool
+    #: 1 at the first publish, +1 at each correction (a note records the version it was drafted from)
+    version: int = 1
     segments: list[Segment]
 
 
@@ -528,7 +532,7 @@ def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
     roles = {t["speaker"]: t.get("role", "") for t in turns}  # turns published before roles were kept: none
     return TranscriptOut(
         session_id=session_id,
-        transcripts=[ClientTranscript(client_id=t.client_id, polished=t.polished,
+        transcripts=[ClientTranscript(client_id=t.client_id, polished=t.polished, version=t.version,
                                       segments=[Segment(**s) for s in t.segments]) for t in records],
         unassigned=[Segment(**s) for s in unassigned_turns(turns, roles)],
     )
@@ -567,7 +571,7 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
             db.execute(
                 update(Transcript)
                 .where(Transcript.session_id == session_id, Transcript.client_id == client_id)
-                .values(segments=segments)
+                .values(segments=segments, version=Transcript.version + 1)
             )
         audit.record(db, actor, "speakers_corrected", session_id)
     return _out(svc, _load(svc, who, session_id))
