@@ -22,6 +22,7 @@ POINTS = (
     "after_failure_recorded",  # failure committed, its clean-up (vendor, audio, webhook) not yet tried
     "mid_polish",  # model passes running
     "after_publish",  # transcript committed, lease not yet released
+    "after_note_section_2",  # a note run checkpointed its second section (any n: after_note_section_{n})
 )
 
 

@@ -10,11 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from verbatim.errors import VerbatimError
-
-
-class UnknownFormat(VerbatimError):
-    """Raised when a note format is neither built in nor a template id of the clinic."""
+from verbatim.errors import NoteRequestInvalid
 
 
 @dataclass(frozen=True)
@@ -91,10 +87,12 @@ def template_sections(raw: list[dict[str, Any]]) -> tuple[Section, ...]:
 
 
 def sections_of(fmt: str, template: list[dict[str, Any]] | None = None) -> tuple[Section, ...]:
-    """The sections of a built-in format, or of the given template's sections; raises UnknownFormat."""
+    """The sections of a built-in format, or of the given template's sections; raises NoteRequestInvalid."""
     if template is not None:
         return template_sections(template)
     try:
         return BUILT_IN[fmt]
     except KeyError:
-        raise UnknownFormat(f"unknown note format {fmt!r}: use one of {', '.join(CLINICAL)} or a template id") from None
+        raise NoteRequestInvalid(
+            "unknown_format", f"unknown note format {fmt!r}: use one of {', '.join(CLINICAL)} or a template id"
+        ) from None
