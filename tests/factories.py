@@ -94,8 +94,9 @@ def ready_session(settings: Settings, turns_file: Path, speakers: dict[str, str]
     records = split_per_client(shown, clients, roles)
     therapist_id, clinic_id = ensure_therapist(settings.database_url, therapist, clinic)
     sid = uuid.uuid4()
+    fields.setdefault("status", "ready")
     row = Session(
-        id=sid, therapist_id=therapist_id, clinic_id=clinic_id, status="ready", client_ids=clients,
+        id=sid, therapist_id=therapist_id, clinic_id=clinic_id, client_ids=clients,
         recorded_at=datetime.now(UTC), session_type=session_type if len(clients) == 1 else "couples",
         consent={"obtained": True, "method": "verbal"}, audio_path=None, audio_sha256="0" * 64, audio_bytes=1,
         audio_duration_s=float(turns[-1]["end_s"]), audio_format="wav", polished=False,
