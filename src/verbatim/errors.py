@@ -138,3 +138,7 @@ class NoteRequestInvalid(VerbatimError):
 
 class WriterError(VerbatimError):
     """Raised when a note writer (a model) gives no usable section; the offline drafter writes it instead."""
+
+
+class WriterTransient(WriterError):
+    """Raised when the note writer's endpoint times out, rate-limits (429) or fails (5xx); retried on a budget."""

@@ -74,6 +74,8 @@ class SectionOut(BaseModel):
     name: str
     sentences: list[Sentence]
     empty: str | None = None
+    #: who wrote the section (``offline-drafter-1`` or ``openai:<model>``); None once edited
+    writer: str | None = None
 
 
 class NoteOut(BaseModel):

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session as OrmSession
 from verbatim import keys
 from verbatim.crash import crash_point
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
-from verbatim.errors import VerbatimError
+from verbatim.errors import RunStopped, VerbatimError
 from verbatim.leases import Lease
 from verbatim.notes.drafter import OfflineDrafter, Writer
 from verbatim.notes.evidence import units
@@ -69,14 +69,16 @@ class NoteRun:
         return Outcome.READY
 
     def _section(self, writer: Writer, state: NoteState, index: int, items: list[Any]) -> dict[str, Any]:
+        """Section ``index`` by ``writer``, marked with who wrote it (the note records its writers)."""
         try:
-            return self.ctx.cancel.bounded(lambda: writer.section(state.sections, index, items))
+            return {**self.ctx.cancel.bounded(lambda: writer.section(state.sections, index, items)),
+                    "writer": writer.name}
         except VerbatimError as exc:
-            if writer is self.offline:
+            if writer is self.offline or isinstance(exc, RunStopped):
                 raise
             # The model failed this section: the offline drafter writes it (cited, verified).
             log.warning("note_writer_failed", writer=writer.name, error=f"{type(exc).__name__}: {exc}"[:200])
-            return self.offline.section(state.sections, index, items)
+            return {**self.offline.section(state.sections, index, items), "writer": self.offline.name}
 
     def give_up(self, ticket: NoteTicket, code: str, detail: str) -> None:
         self.repo.fail(ticket.subject_id, ticket.fence, ticket.run, ticket.state.session_id, code)
