@@ -24,7 +24,7 @@ from verbatim.notes import text as tx
 from verbatim.notes import verifier
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit, follows
 from verbatim.notes.formats import Section
-from verbatim.notes.negations import Denial, denials
+from verbatim.notes.negations import Denial, denials, topic_of
 
 NO_EVIDENCE = "No evidence for this section in the transcript."
 
@@ -115,9 +115,10 @@ class OfflineDrafter:
 
     name = "offline-drafter-1"
 
-    def __init__(self, names: Names | None = None, per_section: int = 6):
+    def __init__(self, names: Names | None = None, per_section: int = 6, endorsements: bool = True):
         self.names = names or Names()
         self.per_section = per_section
+        self.endorsements = endorsements
 
     def draft(self, sections: Sequence[Section], items: list[Unit]) -> list[dict[str, Any]]:
         """Every section of the note, in order."""
@@ -128,7 +129,7 @@ class OfflineDrafter:
         section = sections[index]
         sentences = [self._sentence(section, unit, items) for unit in chosen]
         if section.kind in DENIAL_KINDS and index == _denial_section(sections):
-            sentences += [self._denial(d) for d in denials(items)]
+            sentences += [self._denial(d) for d in denials(items, endorsements=self.endorsements)]
             sentences.sort(key=lambda s: s["_order"])
         for s in sentences:
             s.pop("_order", None)
@@ -158,7 +159,8 @@ class OfflineDrafter:
         return {"text": _end(text), "citations": [unit.citation()], "_order": unit.order}
 
     def _denial(self, d: Denial) -> dict[str, Any]:
-        text = f"{self.names.client} denies {d.topic} when asked."
+        verb = "endorses" if d.endorsed else "denies"
+        text = f"{self.names.client} {verb} {d.topic} when asked."
         return {"text": text, "citations": [d.question.citation(), d.answer.citation()], "_order": d.answer.order}
 
 
@@ -178,6 +180,9 @@ def assign(sections: Sequence[Section], items: list[Unit], per_section: int) -> 
             continue  # a question is not evidence; its answer is (quoted with it)
         if tx.negative_answer(unit.text):
             continue  # denials are written from the question and the answer together
+        asked = _asked(unit, items)
+        if asked is not None and tx.positive_answer(unit.text) and topic_of(asked.text) is not None:
+            continue  # so are endorsements
         scores = [score(s, unit) for s in sections]
         best = max(range(len(sections)), key=lambda i: (scores[i], -i)) if sections else 0
         if sections and scores[best] >= THRESHOLD:

@@ -59,7 +59,9 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
         else:
             continue
         whole = tx.tidy(str(seg.get("text", "")))
-        for sentence in tx.sentences(whole):
+        for sentence in (tx.clean(x) for x in tx.sentences(whole)):
+            if not sentence:
+                continue
             out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),
                             float(seg["end_s"]), sentence, whole))
     return out

@@ -22,11 +22,12 @@ _LEAD = re.compile(
 
 @dataclass(frozen=True)
 class Denial:
-    """A topic the client was asked about and said no to."""
+    """A topic the client was asked about and said no to (or, with ``endorsed``, yes to)."""
 
     topic: str
     question: Unit
     answer: Unit
+    endorsed: bool = False
 
 
 def topic_of(question: str) -> str | None:
@@ -40,8 +41,9 @@ def topic_of(question: str) -> str | None:
     return topic if 1 <= len(topic.split()) <= 12 else None
 
 
-def denials(items: list[Unit]) -> list[Denial]:
-    """Every clinician question with a topic whose very next client sentence is a negative answer."""
+def denials(items: list[Unit], *, endorsements: bool = False) -> list[Denial]:
+    """Every clinician question with a topic whose very next client sentence is a negative answer
+    (and, with ``endorsements``, a positive one: "Client endorses …")."""
     found = []
     for i, unit in enumerate(items):
         if unit.role != CLINICIAN or not unit.question:
@@ -52,4 +54,7 @@ def denials(items: list[Unit]) -> list[Denial]:
         answer = next((u for u in items[i + 1:] if u.segment_id != unit.segment_id), None)
         if answer is not None and answer.role == CLIENT and follows(answer, unit) and tx.negative_answer(answer.text):
             found.append(Denial(topic, unit, answer))
+        elif (endorsements and answer is not None and answer.role == CLIENT and follows(answer, unit)
+              and tx.positive_answer(answer.text)):
+            found.append(Denial(topic, unit, answer, endorsed=True))
     return found

@@ -34,7 +34,8 @@ a an the and or but if then so as of to in on at by for with from about into ove
 these those there here is am are was were be been being do does did doing have has had having will would shall
 should can could may might must it its it's i'm i've i'd i'll you're you've you'd you'll we they them their theirs
 he she him her his hers we're they're client clients patient patients therapist doctor clinician reports reported
-reporting states stated noted notes note said says suggested suggests asked asks discussed describes described
+reporting endorses endorsed states stated noted notes note said says suggested suggests asked asks discussed
+describes described
 explained mentioned also just really very quite some any much many more most what which who whom when where why
 how all each both few other such only own same too s t just don't also um uh mm hmm okay ok yeah yes well like
 know mean kind sort lot get got go going gone thing things one's person person's
@@ -50,6 +51,17 @@ def tidy(text: str) -> str:
     for pattern, repl in _SPACED:
         text = pattern.sub(repl, text)
     return text.strip()
+
+
+_DISFLUENCY = re.compile(r"(?:,\s*)?\b(?:um+|uh+|uh-huh|mm-hmm|hmm+|you know)\b,?\s*", re.I)
+_REPEAT = re.compile(r"\b(\w+)(?:\s*,?\s+\1\b)+", re.I)
+
+
+def clean(sentence: str) -> str:
+    """Drop disfluencies ("um", "uh", "you know") and stutters ("i , i just" → "i just")."""
+    out = _REPEAT.sub(r"\1", _DISFLUENCY.sub(" ", sentence))
+    out = re.sub(r"\s+([,.;:?!])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,")
+    return out[:1].upper() + out[1:] if out and sentence[:1].isupper() else out
 
 
 def sentences(text: str) -> list[str]:
@@ -110,6 +122,14 @@ def numbers(text: str) -> set[str]:
 def negated(text: str) -> bool:
     """Whether ``text`` carries a negation cue (no, not, never, denies, …n't)."""
     return any(t in NEGATION or t.endswith("n't") for t in words(text))
+
+
+def positive_answer(text: str) -> bool:
+    """A short answer that says yes ("Yes.", "Yeah, a little.", "I have.", "Sometimes.")."""
+    tokens = words(text)
+    return bool(tokens) and len(tokens) <= 8 and not negated(text) and (
+        tokens[0] in {"yes", "yeah", "yep", "sometimes", "definitely", "mm-hmm"}
+        or " ".join(tokens[:2]) in {"i have", "i do", "i did", "a little", "i am", "a bit"})
 
 
 def negative_answer(text: str) -> bool:
