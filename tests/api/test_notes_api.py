@@ -188,3 +188,52 @@ def test_templates_and_a_batch_with_progress(api: Api, settings: Settings, alice
     assert progress["progress"] == {"draft": 3} and all(n["sections_done"] == 2 for n in progress["notes"])
     today = api.client.post("/v1/notes/batch", json={"format": "dap", "ready_today": True}, headers=H(alice))
     assert today.status_code == 202 and len(today.json()["notes"]) == 3
+
+
+def test_a_signed_note_outlives_the_transcript_and_a_withdrawal_needs_an_amendment(
+        api: Api, settings: Settings, alice: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from verbatim.db.models import Session as SessionRow
+    from verbatim.notes.retention import expire_signed_notes
+    from verbatim.pipeline.retention import expire_transcripts
+    from verbatim.pipeline.sweeps import SweepReport
+
+    sid = ready_session(settings, COUPLE, therapist="Alice", clinic="North Clinic")
+    signed = drafted(api, settings, alice, sid, client_id="alex")
+    draft_only = drafted(api, settings, alice, sid, client_id="sam")
+    api.client.post(f"/v1/notes/{signed}/sign", headers=H(alice))
+
+    # The right-of-access PDF: alex's record and signed note, none of sam's words.
+    pdf = api.client.get(f"/v1/sessions/{sid}/clients/alex/record.pdf", headers=H(alice))
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    assert b"anxious every time the bills come" in pdf.content and b"defensive" not in pdf.content
+    assert b"SIGNED NOTE" in pdf.content
+
+    # The transcript's retention passes: the draft goes with it, the signed note stays (quote snapshots).
+    ctx = build_context(settings)
+    with db_session(settings.database_url or "") as db:
+        db.execute(update(SessionRow).where(SessionRow.id == sid)
+                   .values(finished_at=datetime.now(UTC) - timedelta(days=400)))
+    expire_transcripts(ctx, SweepReport())
+    assert api.client.get(f"/v1/notes/{draft_only}", headers=H(alice)).status_code == 404
+    kept = api.client.get(f"/v1/notes/{signed}", headers=H(alice)).json()
+    quotes = [c["quote"] for s in kept["sections"] for x in s["sentences"] for c in x["citations"]]
+    assert kept["status"] == "signed" and any("bills" in q for q in quotes)
+
+    # Withdrawing the session needs an amendment of the signed note first.
+    refused = api.client.delete(f"/v1/sessions/{sid}", headers=H(alice))
+    assert (refused.status_code, refused.json()["error"]) == (409, "signed_note")
+    body = {"sections": [{"name": s["name"], "sentences": [x["text"] for x in s["sentences"]]}
+                         for s in kept["sections"]], "reason": "the client withdrew consent to the recording"}
+    assert api.client.post(f"/v1/notes/{signed}/amend", json=body, headers=H(alice)).status_code == 200
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=H(alice)).status_code == 204
+    assert api.client.get(f"/v1/notes/{signed}", headers=H(alice)).json()["amended"] is True
+
+    # Past its own retention the signed note goes, audited as Verbatim's act.
+    with db_session(settings.database_url or "") as db:
+        db.execute(update(Note).where(Note.id == uuid.UUID(signed))
+                   .values(retain_until=datetime.now(UTC) - timedelta(seconds=1)))
+    expire_signed_notes(ctx, SweepReport())
+    assert api.client.get(f"/v1/notes/{signed}", headers=H(alice)).status_code == 404
+    assert "note_expired" in audit_actions(settings) and "client_record_exported" in audit_actions(settings)

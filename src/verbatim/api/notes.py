@@ -440,3 +440,38 @@ def batch_progress(batch_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, act
         audit.record(db, actor, "notes_batch_read", None, {"batch_id": str(batch_id)})
     return out
 
+
+
+@router.get("/v1/sessions/{session_id}/clients/{client_id}/record.pdf", response_class=Response)
+def client_record(session_id: uuid.UUID, client_id: str, svc: ServicesDep, who: PrincipalDep,
+                  actor: ActorDep) -> Response:
+    """A client's own record as one PDF, for a right-of-access request: their transcript split
+    (the therapist's turns and their own; another participant's only as placeholders) and their
+    signed notes. The session's therapist only. Audited."""
+    from verbatim.db.models import Transcript
+
+    repo = NoteRepo(svc.repo.url)
+    with db_session(svc.repo.url) as db:
+        session = _own_session(db, who, session_id)
+        signed = list(db.execute(select(Note).where(Note.session_id == session_id, Note.client_id == client_id,
+                                                    Note.status == NoteStatus.SIGNED.value)
+                                 .order_by(Note.signed_at)).scalars())
+        if client_id not in session.client_ids and not signed:
+            raise NotFound(f"no client {client_id!r} in session {session_id}")
+        segments = db.execute(select(Transcript.segments).where(Transcript.session_id == session_id,
+                                                                Transcript.client_id == client_id)
+                              ).scalar_one_or_none()
+        lines = ["TRANSCRIPT"]
+        if segments is None:
+            lines.append("  (the transcript was deleted under its clinic's retention or withdrawn)")
+        for seg in segments or []:
+            lines.append(f"  [{seg['start_s']:7.1f}s] {seg['speaker']}: {seg['text']}")
+        for note in signed:
+            lines += ["", f"SIGNED NOTE {note.id} ({note.format}, signed {note.signed_at:%Y-%m-%d})"]
+            lines.append(plain_text(repo.current_body(db, note)))
+        audit.record(db, actor, "client_record_exported", session_id, {"notes": len(signed)})
+    data = document(f"Record of {client_id}", [f"Session {session_id}, recorded {session.recorded_at:%Y-%m-%d}",
+                                               f"Exported {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"],
+                    "\n".join(lines))
+    return Response(data, media_type="application/pdf",
+                    headers={"content-disposition": f'attachment; filename="record-{session_id}.pdf"'})

@@ -18,6 +18,8 @@ def _latin1(text: str) -> str:
 def document(title: str, header: list[str], body: str) -> bytes:
     """A PDF with a title, header lines (who, when, status) and the body text (one paragraph per line)."""
     pdf = FPDF(format="A4")
+    # Uncompressed: the text stays searchable by archive tools (and by our tests); notes are small.
+    pdf.set_compression(False)
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
     pdf.set_font("Helvetica", "B", 14)

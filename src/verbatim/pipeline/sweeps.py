@@ -20,6 +20,7 @@ never run the same one twice in a period:
     ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
 (f) the analysis re-emit (``verbatim.reliability.sweep``).
 (g) retention: transcripts past their clinic's retention window (``verbatim.pipeline.retention``).
+(h) note retention: signed notes past their own retention (``verbatim.notes.retention``).
 
 Celery beat has no job left: a beat only sent messages to a queue that busy capture workers
 serve, which is how sweeps starved. Every step is idempotent: two sweep processes are safe.
@@ -41,6 +42,7 @@ from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.durable.store import RunStore
+from verbatim.notes.retention import expire_signed_notes
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
@@ -83,7 +85,8 @@ def tick(ctx: RunContext) -> SweepReport:
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
     _step(report, "outbox", lambda: _outbox(ctx, report))
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
-                     ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts)):
+                     ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts),
+                     ("note_retention", expire_signed_notes)):
         if _claim_period(ctx, name):
             _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
         else:
