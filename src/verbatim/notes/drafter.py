@@ -106,8 +106,12 @@ class Writer(Protocol):
 
     name: str
 
-    def section(self, sections: Sequence[Section], index: int, items: list[Unit]) -> dict[str, Any]:
-        """``{"name", "sentences": [{"text", "citations", "label", "support"}], "empty"?: str}``."""
+    def section(self, sections: Sequence[Section], index: int, items: list[Unit],
+                known: Sequence[str] = ()) -> dict[str, Any]:
+        """``{"name", "sentences": [{"text", "citations", "label", "support"}], "empty"?: str}``.
+
+        ``known``: names the session knows (client ids, the therapist's name), kept from a remote model.
+        """
 
 
 class OfflineDrafter:
@@ -124,7 +128,8 @@ class OfflineDrafter:
         """Every section of the note, in order."""
         return [self.section(sections, i, items) for i in range(len(sections))]
 
-    def section(self, sections: Sequence[Section], index: int, items: list[Unit]) -> dict[str, Any]:
+    def section(self, sections: Sequence[Section], index: int, items: list[Unit],
+                known: Sequence[str] = ()) -> dict[str, Any]:
         chosen = assign(sections, items, self.per_section)[index]
         section = sections[index]
         sentences = [self._sentence(section, unit, items) for unit in chosen]

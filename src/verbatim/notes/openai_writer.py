@@ -62,9 +62,10 @@ class OpenAIWriter:
         self.known_names = list(known_names)
         self.chunk_chars = chunk_chars
 
-    def section(self, sections: Sequence[Section], index: int, items: list[Unit]) -> dict[str, Any]:
+    def section(self, sections: Sequence[Section], index: int, items: list[Unit],
+                known: Sequence[str] = ()) -> dict[str, Any]:
         section = sections[index]
-        redactor = Redactor(self.known_names + sorted({u.speaker for u in items if u.role != CLINICIAN}))
+        redactor = Redactor([*self.known_names, *known, *sorted({u.speaker for u in items if u.role != CLINICIAN})])
         segments = _segments(items, redactor)
         chunks = _chunks(segments, self.chunk_chars)
         if len(chunks) == 1:

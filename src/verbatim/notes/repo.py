@@ -14,7 +14,16 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
-from verbatim.db.models import Note, NoteCitation, NoteTemplate, NoteVersion, SessionEvent, Transcript
+from verbatim.db.models import (
+    Note,
+    NoteCitation,
+    NoteTemplate,
+    NoteVersion,
+    Session,
+    SessionEvent,
+    Therapist,
+    Transcript,
+)
 from verbatim.durable.store import RunStore
 from verbatim.errors import IllegalTransition, NotFound
 from verbatim.notes.formats import Section, sections_of
@@ -34,6 +43,7 @@ class NoteState:
     transcript_version: int
     sections: tuple[Section, ...]
     done: list[dict[str, Any]]  #: sections already written (the checkpoint), in order
+    known_names: tuple[str, ...] = ()  #: the session's client ids and the therapist's name (kept from a model)
 
 
 class NoteRepo:
@@ -67,8 +77,11 @@ class NoteRepo:
                                   ).scalar_one()
         # Sections drafted from an older transcript version are not resumed: the note restarts.
         done = list(note.sections or []) if note.transcript_version in (None, record.version) else []
+        names = db.execute(select(Session.client_ids, Therapist.name)
+                           .join(Therapist, Therapist.id == Session.therapist_id)
+                           .where(Session.id == note.session_id)).one()
         return NoteState(note.session_id, note.client_id, list(record.segments), int(record.version),
-                         sections_of(note.format, template), done)
+                         sections_of(note.format, template), done, (*names.client_ids, names.name))
 
     def _fenced(self, db: OrmSession, note_id: uuid.UUID, fence: int, **values: Any) -> None:
         self.runs.hold(db, note_id, fence)

@@ -70,9 +70,11 @@ class NoteRun:
 
     def _section(self, writer: Writer, state: NoteState, index: int, items: list[Any]) -> dict[str, Any]:
         """Section ``index`` by ``writer``, marked with who wrote it (the note records its writers)."""
+        def write() -> dict[str, Any]:
+            return writer.section(state.sections, index, items, state.known_names)
+
         try:
-            return {**self.ctx.cancel.bounded(lambda: writer.section(state.sections, index, items)),
-                    "writer": writer.name}
+            return {**self.ctx.cancel.bounded(write), "writer": writer.name}
         except VerbatimError as exc:
             if writer is self.offline or isinstance(exc, RunStopped):
                 raise
