@@ -4,7 +4,8 @@
 content is a note section in the writer's schema: one sentence per client segment it was
 sent (at most ``per_section``), citing that segment's id — or what ``script`` says next:
 ``"hold"`` (wait until ``release()``), ``"error:<status>"``, ``"bogus_ids"`` (cites ids that
-do not exist). Runs in a thread of the test process (uvicorn), so worker subprocesses reach it.
+do not exist). A judge request (``claims``) is answered ``judge_label`` for every claim.
+Runs in a thread of the test process (uvicorn), so worker subprocesses reach it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class ScriptedLLM:
         self.script: list[str] = []
         self.default = "cite"
         self.per_section = per_section
+        self.judge_label = "supported"  #: what the model as judge answers for every claim
         self._released = threading.Event()
         self._released.set()
         self.url = ""
@@ -61,13 +63,19 @@ class ScriptedLLM:
             status = int(action.split(":", 1)[1])
             return JSONResponse({"error": {"message": "scripted failure", "type": "server_error"}}, status)
         payload = json.loads(body["messages"][-1]["content"])
+        if "claims" in payload:  # the model as judge
+            labels = [{"i": c["i"], "label": self.judge_label} for c in payload["claims"]]
+            return self._answer(body, {"labels": labels})
         segments = payload.get("segments") or []
         clients = [s for s in segments if s["speaker"] == "client"][: self.per_section]
         if action == "bogus_ids":
             sentences = [{"text": "Client reports feeling better.", "segment_ids": ["seg-9999"]}]
         else:
             sentences = [{"text": f"Client reports: {s['text']}", "segment_ids": [s["id"]]} for s in clients]
-        content = json.dumps({"sentences": sentences})
+        return self._answer(body, {"sentences": sentences})
+
+    def _answer(self, body: dict[str, Any], answer: dict[str, Any]) -> JSONResponse:
+        content = json.dumps(answer)
         return JSONResponse({
             "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "scripted"),

@@ -58,7 +58,7 @@ def test_the_model_writes_cited_sentences_and_no_name_leaves_the_machine(
     settings = model_settings(database_url, redis_url, asr, data_dir, llm)
     note = draft(settings)
     assert note.writer == "openai:scripted" and {s["writer"] for s in note.sections} == {"openai:scripted"}
-    assert len(llm.requests) == 4  # one call per section
+    assert len(llm.requests) == 8  # per section: the writer's call and the judge's
     first = llm.requests[0]
     assert first["response_format"]["type"] == "json_schema" and first["model"] == "scripted"
     sent = llm.sent_text()
@@ -86,6 +86,7 @@ def test_a_refusing_model_leaves_the_section_to_the_offline_drafter(
     settings = model_settings(database_url, redis_url, asr, data_dir, llm)
     llm.script = ["error:400"]
     note = draft(settings)
+    assert "judge" not in note.sections[0]["sentences"][0]  # the offline drafter's section is not sent out
     assert [s["writer"] for s in note.sections] == ["offline-drafter-1"] + ["openai:scripted"] * 3
 
 
@@ -101,3 +102,14 @@ def test_long_records_are_drafted_in_chunks_then_synthesised(
     section = writer.section(sections_of("soap"), 0, units(segs, "c"))
     assert len(llm.requests) > 2 and "candidates" in llm.requests[-1]["messages"][-1]["content"]
     assert section["name"] == "Subjective"
+
+
+def test_with_a_model_the_model_is_the_judge(
+        database_url: str, redis_url: str, asr: AsrServer, data_dir: Path, llm: ScriptedLLM) -> None:
+    settings = model_settings(database_url, redis_url, asr, data_dir, llm)
+    llm.judge_label = "contradicted"
+    note = draft(settings)
+    labels = [(x["label"], x["offline_label"], x["judge"]) for s in note.sections for x in s["sentences"]]
+    assert labels and all(lab == ("contradicted", "supported", "openai:scripted") for lab in labels)
+    claims = [r for r in llm.requests if "claims" in r["messages"][-1]["content"]]
+    assert claims and all("Sam" not in r["messages"][-1]["content"] for r in claims)

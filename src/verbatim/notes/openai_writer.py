@@ -8,7 +8,8 @@ and restored in the answer. A record longer than ``chunk_chars`` is drafted in c
 chunk's candidate sentences, with their segment ids) and then synthesised in a final call
 within the model's context. Citations are rebuilt from the segment ids against the client's
 own record (an id not in it is dropped), and every sentence is labelled by the offline
-verifier. Transient faults (timeouts, 429, 5xx) are retried on a wall-clock budget;
+verifier and then by the model as judge (one call per section; the offline label is kept
+beside it). Transient faults (timeouts, 429, 5xx) are retried on a wall-clock budget;
 anything else is a WriterError and the offline drafter writes that section.
 """
 
@@ -37,6 +38,24 @@ SCHEMA = {
         "properties": {"text": {"type": "string"}, "segment_ids": {"type": "array", "items": {"type": "string"}}},
     }}},
 }
+
+JUDGE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["labels"],
+    "properties": {"labels": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["i", "label"],
+        "properties": {"i": {"type": "integer"},
+                       "label": {"type": "string", "enum": ["supported", "unsupported", "contradicted"]}},
+    }}},
+}
+
+JUDGE = (
+    "You check a clinical note against the transcript. For each claim, answer 'supported' if its "
+    "evidence says it, 'contradicted' if the evidence says otherwise (a negation flipped, a number "
+    "changed), 'unsupported' if the evidence does not say it. Answer only JSON: "
+    '{"labels": [{"i": 0, "label": "supported"}]}.'
+)
 
 RULES = (
     "You write one section of a clinical note from a therapy session transcript. Write short sentences in "
@@ -81,10 +100,36 @@ class OpenAIWriter:
             text = redactor.restore(s["text"]).strip()
             if text:
                 sentences.append({"text": text, "citations": cites, **judge(text, cites)})
+        self._judge(sentences, redactor)
         out: dict[str, Any] = {"name": section.name, "sentences": sentences}
         if not sentences:
             out["empty"] = NO_EVIDENCE
         return out
+
+    def _judge(self, sentences: list[dict[str, Any]], redactor: Redactor) -> None:
+        """The model as judge: relabel cited sentences (redacted claim and evidence); the offline label
+        stays when the model gives no usable answer. An uncited sentence stays unsupported."""
+        claims = [{"i": i, "claim": redactor.redact(s["text"]),
+                   "evidence": [redactor.redact(c["quote"]) for c in s["citations"]]}
+                  for i, s in enumerate(sentences) if s["citations"]]
+        if not claims:
+            return
+        try:
+            for attempt in self._policy.attempts_iter():
+                with attempt:
+                    data = self._complete(JUDGE, json.dumps({"claims": claims}), "note_judge", JUDGE_SCHEMA)
+        except WriterError:
+            return
+        labels = data.get("labels")
+        if not isinstance(labels, list):
+            return
+        for entry in labels:
+            if (isinstance(entry, dict) and isinstance(entry.get("i"), int) and 0 <= entry["i"] < len(sentences)
+                    and entry.get("label") in ("supported", "unsupported", "contradicted")
+                    and sentences[entry["i"]]["citations"]):
+                sentences[entry["i"]]["offline_label"] = sentences[entry["i"]]["label"]
+                sentences[entry["i"]]["label"] = entry["label"]
+                sentences[entry["i"]]["judge"] = self.name
 
     def _ask(self, section: Section, payload: dict[str, Any]) -> list[dict[str, Any]]:
         system = f"{RULES}\nSection: {section.name}. {section.instruction}"
@@ -93,7 +138,7 @@ class OpenAIWriter:
         content = json.dumps(payload)
         for attempt in self._policy.attempts_iter():
             with attempt:
-                data = self._complete(system, content)
+                data = self._complete(system, content, "note_section", SCHEMA)
         sentences = data.get("sentences")
         if not isinstance(sentences, list) or not all(
                 isinstance(s, dict) and isinstance(s.get("text"), str) and isinstance(s.get("segment_ids"), list)
@@ -101,13 +146,13 @@ class OpenAIWriter:
             raise WriterError("the model's answer does not follow the schema")
         return [{"text": s["text"], "segment_ids": [str(i) for i in s["segment_ids"]]} for s in sentences]
 
-    def _complete(self, system: str, content: str) -> dict[str, Any]:
+    def _complete(self, system: str, content: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
         try:
             response = self._client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": content}],
                 response_format={"type": "json_schema",
-                                 "json_schema": {"name": "note_section", "schema": SCHEMA, "strict": True}},
+                                 "json_schema": {"name": name, "schema": schema, "strict": True}},
                 temperature=0,
             )
         except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError) as exc:
