@@ -1,4 +1,5 @@
-"""notes: drafted clinical notes, their versions and citations, templates, batches;
+"""notes: drafted clinical notes, their versions and citations, templates, batches,
+an optional mapping to EHR identifiers;
 stable transcript segment ids (in the segments) with a transcript version; signed-note retention;
 the trainee co-signature flag
 
@@ -98,6 +99,17 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_note_versions')),
     sa.UniqueConstraint('note_id', 'version', name='uq_note_versions_note_version')
     )
+    op.create_table('ehr_identifiers',
+    sa.Column('id', sa.BigInteger(), autoincrement=True, nullable=False),
+    sa.Column('clinic_id', sa.UUID(), nullable=False),
+    sa.Column('kind', sa.String(length=20), nullable=False),
+    sa.Column('local_id', sa.String(length=200), nullable=False),
+    sa.Column('system', sa.String(length=300), nullable=False),
+    sa.Column('value', sa.String(length=200), nullable=False),
+    sa.ForeignKeyConstraint(['clinic_id'], ['clinics.id'], name=op.f('fk_ehr_identifiers_clinic_id_clinics')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_ehr_identifiers')),
+    sa.UniqueConstraint('clinic_id', 'kind', 'local_id', name='uq_ehr_identifiers_local')
+    )
     op.add_column('clinics', sa.Column('note_retention_days', sa.Integer(), nullable=True))
     op.add_column('therapists', sa.Column('requires_cosign', sa.Boolean(), server_default=sa.text('false'), nullable=False))
     op.add_column('transcripts', sa.Column('version', sa.Integer(), server_default='1', nullable=False))
@@ -107,6 +119,7 @@ def downgrade() -> None:
     op.drop_column('transcripts', 'version')
     op.drop_column('therapists', 'requires_cosign')
     op.drop_column('clinics', 'note_retention_days')
+    op.drop_table('ehr_identifiers')
     op.drop_table('note_versions')
     op.drop_index(op.f('ix_note_citations_note_id'), table_name='note_citations')
     op.drop_table('note_citations')

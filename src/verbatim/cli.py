@@ -425,6 +425,46 @@ def notes_export(
     console.print(f"wrote {target}")
 
 
+@clinic_app.command("ehr-id")
+def clinic_ehr_id(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    system: Annotated[str, typer.Option(help="The EHR's identifier system, e.g. urn:oid:… or https://ehr.example/mrn")],
+    value: Annotated[str, typer.Option(help="The EHR's identifier value")],
+    client: Annotated[str | None, typer.Option(help="A client id of the clinic")] = None,
+    therapist: Annotated[str | None, typer.Option(help="A therapist's name in the clinic")] = None,
+) -> None:
+    """Map a client id or a therapist to the EHR's identifier (FHIR exports use it for subject / author)."""
+    from sqlalchemy import select
+    from sqlalchemy.dialects.postgresql import insert
+
+    from verbatim.db.engine import db_session
+    from verbatim.db.models import Clinic, EhrIdentifier, Therapist
+
+    if (client is None) == (therapist is None):
+        console.print("[red]give one of --client or --therapist[/red]")
+        raise typer.Exit(2)
+    database_url, _ = _urls()
+    with db_session(database_url) as db:
+        clinic_id = db.execute(select(Clinic.id).where(Clinic.name == clinic)).scalar_one_or_none()
+        if clinic_id is None:
+            console.print(f"[red]no clinic named {clinic!r}[/red]")
+            raise typer.Exit(2)
+        local = client
+        if therapist is not None:
+            found = db.execute(select(Therapist.id).where(Therapist.clinic_id == clinic_id,
+                                                          Therapist.name == therapist)).scalar_one_or_none()
+            if found is None:
+                console.print(f"[red]no therapist named {therapist!r} in {clinic!r}[/red]")
+                raise typer.Exit(2)
+            local = str(found)
+        kind = "client" if client is not None else "practitioner"
+        db.execute(insert(EhrIdentifier).values(clinic_id=clinic_id, kind=kind, local_id=local, system=system,
+                                                value=value)
+                   .on_conflict_do_update(constraint="uq_ehr_identifiers_local",
+                                          set_={"system": system, "value": value}))
+    console.print(f"{kind} {local} → {system}|{value}")
+
+
 def main() -> None:
     try:
         app()

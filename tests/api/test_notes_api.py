@@ -237,3 +237,23 @@ def test_a_signed_note_outlives_the_transcript_and_a_withdrawal_needs_an_amendme
     expire_signed_notes(ctx, SweepReport())
     assert api.client.get(f"/v1/notes/{signed}", headers=H(alice)).status_code == 404
     assert "note_expired" in audit_actions(settings) and "client_record_exported" in audit_actions(settings)
+
+
+def test_fhir_subject_and_author_use_the_clinics_ehr_mapping(api: Api, settings: Settings, alice: str) -> None:
+    from sqlalchemy import insert
+
+    from verbatim.db.models import EhrIdentifier
+
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, alice, sid)
+    api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    plain = DocumentReference.model_validate(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
+    assert plain.subject.identifier.value == "client" and ":client" in plain.subject.identifier.system
+    with db_session(settings.database_url or "") as db:
+        note = db.get(Note, uuid.UUID(note_id))
+        assert note is not None
+        db.execute(insert(EhrIdentifier).values(clinic_id=note.clinic_id, kind="client", local_id="client",
+                                                system="https://ehr.example/mrn", value="MRN-0042"))
+    mapped = DocumentReference.model_validate(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
+    assert (mapped.subject.identifier.system, mapped.subject.identifier.value) == ("https://ehr.example/mrn",
+                                                                                   "MRN-0042")

@@ -25,7 +25,7 @@ from verbatim.api.deps import ActorDep, PrincipalDep, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import Clinic, Note, NoteBatch, NoteTemplate, NoteVersion, Session
+from verbatim.db.models import Clinic, EhrIdentifier, Note, NoteBatch, NoteTemplate, NoteVersion, Session
 from verbatim.errors import NotFound
 from verbatim.notes.drafter import judge
 from verbatim.notes.fhir import document_reference
@@ -359,10 +359,16 @@ def export_fhir(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: 
         note, body, amended = _exportable(db, svc, who, note_id)
         recorded = db.execute(select(Session.recorded_at).where(Session.id == note.session_id)).scalar_one_or_none()
         assert note.signed_at is not None
+        mapped = {(r.kind, r.local_id): (r.system, r.value) for r in db.execute(
+            select(EhrIdentifier).where(EhrIdentifier.clinic_id == note.clinic_id,
+                                        EhrIdentifier.local_id.in_([note.client_id, str(note.therapist_id)]))
+        ).scalars()}
         resource = document_reference(
             note_id=str(note.id), clinic_id=str(note.clinic_id), client_id=note.client_id,
             therapist_id=str(note.therapist_id), signed_at=note.signed_at, amended=amended, text=plain_text(body),
-            pdf=note_pdf(note, body, amended), session_recorded_at=recorded)
+            pdf=note_pdf(note, body, amended), session_recorded_at=recorded,
+            ehr_patient=mapped.get(("client", note.client_id)),
+            ehr_practitioner=mapped.get(("practitioner", str(note.therapist_id))))
         audit.record(db, actor, "note_exported", note.session_id, {"note_id": str(note_id), "as": "fhir"})
     return resource
 

@@ -384,3 +384,20 @@ class NoteCitation(Base):
     start_s: Mapped[float] = mapped_column(Float, nullable=False)
     end_s: Mapped[float] = mapped_column(Float, nullable=False)
     quote: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class EhrIdentifier(Base):
+    """An optional mapping of a clinic's local id to its EHR's identifier, used by FHIR exports.
+
+    ``kind``: ``client`` (``local_id`` = a client id) or ``practitioner`` (``local_id`` = a
+    therapist id); ``system`` and ``value`` are the EHR's identifier (e.g. an MRN system URI).
+    """
+
+    __tablename__ = "ehr_identifiers"
+    __table_args__ = (UniqueConstraint("clinic_id", "kind", "local_id", name="uq_ehr_identifiers_local"),)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)
+    local_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    system: Mapped[str] = mapped_column(String(300), nullable=False)
+    value: Mapped[str] = mapped_column(String(200), nullable=False)
