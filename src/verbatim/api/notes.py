@@ -421,13 +421,13 @@ def batch(body: BatchIn, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -
         made = [request_note(db, svc.settings, s, body.format, c, bid) for s in sessions for c in s.client_ids]
         audit.record(db, actor, "notes_batch_requested", None, {"batch_id": str(bid), "notes": len(made)})
     _enqueue(svc, made)
-    return _batch_out(svc, therapist, bid)
-
-
-def _batch_out(svc: Any, therapist: uuid.UUID, batch_id: uuid.UUID) -> BatchOut:
     with db_session(svc.repo.url) as db:
-        rows = db.execute(select(Note.id, Note.session_id, Note.client_id, Note.status, Note.sections).where(
-            Note.batch_id == batch_id, Note.therapist_id == therapist).order_by(Note.created_at)).all()
+        return _batch_out(db, therapist, bid)
+
+
+def _batch_out(db: OrmSession, therapist: uuid.UUID, batch_id: uuid.UUID) -> BatchOut:
+    rows = db.execute(select(Note.id, Note.session_id, Note.client_id, Note.status, Note.sections).where(
+        Note.batch_id == batch_id, Note.therapist_id == therapist).order_by(Note.created_at)).all()
     if not rows:
         raise NotFound(f"no batch {batch_id}")
     notes = [{"note_id": str(r.id), "session_id": str(r.session_id), "client_id": r.client_id, "status": r.status,
@@ -440,9 +440,9 @@ def _batch_out(svc: Any, therapist: uuid.UUID, batch_id: uuid.UUID) -> BatchOut:
 
 @router.get("/v1/notes/batch/{batch_id}", response_model=BatchOut)
 def batch_progress(batch_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> BatchOut:
-    """Per-note progress of a batch (status and sections written so far)."""
-    out = _batch_out(svc, _therapist(who), batch_id)
+    """Per-note progress of a batch (status and sections written so far). Audited."""
     with db_session(svc.repo.url) as db:
+        out = _batch_out(db, _therapist(who), batch_id)
         audit.record(db, actor, "notes_batch_read", None, {"batch_id": str(batch_id)})
     return out
 
