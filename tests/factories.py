@@ -72,3 +72,47 @@ def token_for(settings: Settings, therapist: str, clinic: str = "Test Clinic", s
 def ring_setting() -> str:
     """A VERBATIM_ENCRYPTION_KEYS value holding one fresh key (for production-mode settings in tests)."""
     return "k1:" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def ready_session(settings: Settings, turns_file: Path, speakers: dict[str, str] | None = None,
+                  therapist: str = "T. Test", clinic: str = "Test Clinic", session_type: str = "individual",
+                  **fields: object) -> uuid.UUID:
+    """Insert a ready session whose transcript is published from a sample dialogue (``[{speaker, …}]``).
+
+    ``speakers`` maps the file's speaker names to roles (``therapist`` or a client id); by
+    default ``therapist`` stays and every other name is a client id. The split is the real one.
+    """
+    import json
+
+    from sqlalchemy import insert
+
+    from verbatim.db.models import Transcript
+    from verbatim.polish.split import speaker_roles, split_per_client
+
+    assert settings.database_url
+    turns = json.loads(turns_file.read_text())
+    mapping = speakers or {t["speaker"]: t["speaker"] for t in turns}
+    clients = list(dict.fromkeys(r for r in (mapping[t["speaker"]] for t in turns) if r != "therapist"))
+    labels = {name: f"S{i + 1}" for i, name in enumerate(dict.fromkeys(t["speaker"] for t in turns))}
+    shown = [{"speaker": labels[t["speaker"]], "start_s": t["start_s"], "end_s": t["end_s"], "text": t["text"]}
+             for t in turns]
+    roles = speaker_roles(shown, clients, None, {labels[k]: v for k, v in mapping.items()})
+    records = split_per_client(shown, clients, roles)
+    therapist_id, clinic_id = ensure_therapist(settings.database_url, therapist, clinic)
+    sid = uuid.uuid4()
+    fields.setdefault("status", "ready")
+    row = Session(
+        id=sid, therapist_id=therapist_id, clinic_id=clinic_id, client_ids=clients,
+        recorded_at=datetime.now(UTC), session_type=session_type if len(clients) == 1 else "couples",
+        consent={"obtained": True, "method": "verbal"}, audio_path=None, audio_sha256="0" * 64, audio_bytes=1,
+        audio_duration_s=float(turns[-1]["end_s"]), audio_format="wav", polished=False,
+        published_turns=[{**t, "role": roles[t["speaker"]]} for t in shown], finished_at=datetime.now(UTC),
+        **fields,
+    )
+    with db_session(settings.database_url) as db:
+        db.add(row)
+        db.flush()
+        for client_id, segments in records.items():
+            db.execute(insert(Transcript).values(session_id=sid, client_id=client_id, segments=segments,
+                                                 polished=False))
+    return sid

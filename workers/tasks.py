@@ -8,7 +8,7 @@ import uuid
 from verbatim.config import get_settings
 from verbatim.pipeline.context import CancelToken, RunContext
 from verbatim.pipeline.run import run_capture
-from verbatim.queue import CAPTURE_TASK
+from verbatim.queue import CAPTURE_TASK, NOTE_TASK
 from workers.app import app
 
 _context: dict[int, RunContext] = {}
@@ -35,3 +35,11 @@ def context() -> RunContext:
 def capture(session_id: str) -> str:
     """Run one capture run for a session; returns the outcome's name."""
     return run_capture(context(), uuid.UUID(session_id)).value
+
+
+@app.task(name=NOTE_TASK, acks_late=True)
+def note(note_id: str) -> str:
+    """Run one note run for a note; returns the outcome's name."""
+    from verbatim.notes.run import run_note
+
+    return run_note(context(), uuid.UUID(note_id)).value

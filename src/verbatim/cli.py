@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,6 +23,7 @@ from verbatim.errors import VerbatimError
 from verbatim.states import SessionStatus
 
 if TYPE_CHECKING:
+    from verbatim.client import ApiClient
     from verbatim.stack import Stack
 
 app = typer.Typer(help="Verbatim: therapy session recordings in, speaker-labelled transcripts out.",
@@ -30,6 +32,9 @@ token_app = typer.Typer(help="Create and revoke API tokens.", no_args_is_help=Tr
 sessions_app = typer.Typer(help="Inspect and retry sessions (admin).", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
+notes_app = typer.Typer(help="Clinical notes: draft, show, sign, export (through the HTTP API).",
+                        no_args_is_help=True)
+app.add_typer(notes_app, name="notes")
 clinic_app = typer.Typer(help="Clinic settings.", no_args_is_help=True)
 app.add_typer(clinic_app, name="clinic")
 app.add_typer(keys_app, name="keys")
@@ -333,6 +338,134 @@ def clinic_retention(
         console.print(f"[red]no clinic named {clinic!r}[/red]")
         raise typer.Exit(2)
     console.print(f"{clinic}: transcripts kept {days or get_settings().transcript_retention_days} days once ready")
+
+
+TokenOpt = Annotated[str, typer.Option(envvar="VERBATIM_TOKEN", help="Bearer token")]
+ApiUrlOpt = Annotated[str | None, typer.Option(envvar="VERBATIM_API_URL", help="Default: the running stack's")]
+
+
+def _notes_call(token: str, api_url: str | None, call: Callable[[ApiClient], object]) -> object:
+    """Call the API; an error answer or an unreachable API exits 1 with the reason."""
+    import httpx
+
+    from verbatim.client import ApiClient
+    from verbatim.stack import running_stack_env
+
+    url = api_url or running_stack_env(get_settings().data_dir).get("VERBATIM_API_URL", "http://127.0.0.1:8000")
+    try:
+        with ApiClient(url, token) as c:
+            return call(c)
+    except httpx.HTTPStatusError as exc:
+        console.print(f"[red]refused ({exc.response.status_code}):[/red] {exc.response.text}")
+        raise typer.Exit(1) from exc
+    except httpx.TransportError as exc:
+        console.print(f"[red]cannot reach the API at {url}: {exc}[/red]")
+        raise typer.Exit(1) from exc
+
+
+@notes_app.command("draft")
+def notes_draft(
+    session_id: uuid.UUID, token: TokenOpt, api_url: ApiUrlOpt = None,
+    format: Annotated[str, typer.Option("--format", help="soap | dap | birp | girp | a template id")] = "soap",
+    client: Annotated[str | None, typer.Option(help="Whose note (required with several clients)")] = None,
+    wait: Annotated[bool, typer.Option(help="Wait for the draft and print it")] = True,
+) -> None:
+    """Ask for a note of a session's client; prints the note id (and, with --wait, the draft)."""
+    from verbatim.notes.show import print_note
+
+    made = _notes_call(token, api_url, lambda c: c.request_note(str(session_id), format, client))
+    assert isinstance(made, dict)
+    console.print(made["note_id"])
+    if not wait:
+        return
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        note = _notes_call(token, api_url, lambda c: c.note(made["note_id"]))
+        assert isinstance(note, dict)
+        if note["status"] not in ("queued", "drafting"):
+            print_note(console, note)
+            raise typer.Exit(0 if note["status"] == "draft" else 1)
+        time.sleep(0.5)
+    console.print("[yellow]still drafting; `verbatim notes show` it later[/yellow]")
+
+
+@notes_app.command("show")
+def notes_show(note_id: uuid.UUID, token: TokenOpt, api_url: ApiUrlOpt = None) -> None:
+    """Print a note with its risk flags, citations and verifier labels."""
+    from verbatim.notes.show import print_note
+
+    note = _notes_call(token, api_url, lambda c: c.note(str(note_id)))
+    assert isinstance(note, dict)
+    print_note(console, note)
+
+
+@notes_app.command("sign")
+def notes_sign(note_id: uuid.UUID, token: TokenOpt, api_url: ApiUrlOpt = None) -> None:
+    """Sign (lock) a drafted note."""
+    note = _notes_call(token, api_url, lambda c: c.sign_note(str(note_id)))
+    assert isinstance(note, dict)
+    console.print(f"signed at {note['signed_at']}")
+
+
+@notes_app.command("export")
+def notes_export(
+    note_id: uuid.UUID, token: TokenOpt, api_url: ApiUrlOpt = None,
+    fhir: Annotated[bool, typer.Option("--fhir", help="FHIR R4 DocumentReference (JSON)")] = False,
+    pdf: Annotated[bool, typer.Option("--pdf", help="PDF")] = False,
+    out: Annotated[Path | None, typer.Option(help="File to write (default: stdout for FHIR, note-<id>.pdf)")] = None,
+) -> None:
+    """Export a signed note (drafts are never exported)."""
+    if fhir == pdf:
+        console.print("[red]choose one of --fhir or --pdf[/red]")
+        raise typer.Exit(2)
+    data = _notes_call(token, api_url, lambda c: c.export_note(str(note_id), "fhir" if fhir else "pdf"))
+    assert isinstance(data, bytes)
+    if fhir and out is None:
+        sys.stdout.write(data.decode() + "\n")
+        return
+    target = out or Path(f"note-{note_id}.pdf")
+    target.write_bytes(data)
+    console.print(f"wrote {target}")
+
+
+@clinic_app.command("ehr-id")
+def clinic_ehr_id(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    system: Annotated[str, typer.Option(help="The EHR's identifier system, e.g. urn:oid:… or https://ehr.example/mrn")],
+    value: Annotated[str, typer.Option(help="The EHR's identifier value")],
+    client: Annotated[str | None, typer.Option(help="A client id of the clinic")] = None,
+    therapist: Annotated[str | None, typer.Option(help="A therapist's name in the clinic")] = None,
+) -> None:
+    """Map a client id or a therapist to the EHR's identifier (FHIR exports use it for subject / author)."""
+    from sqlalchemy import select
+    from sqlalchemy.dialects.postgresql import insert
+
+    from verbatim.db.engine import db_session
+    from verbatim.db.models import Clinic, EhrIdentifier, Therapist
+
+    if (client is None) == (therapist is None):
+        console.print("[red]give one of --client or --therapist[/red]")
+        raise typer.Exit(2)
+    database_url, _ = _urls()
+    with db_session(database_url) as db:
+        clinic_id = db.execute(select(Clinic.id).where(Clinic.name == clinic)).scalar_one_or_none()
+        if clinic_id is None:
+            console.print(f"[red]no clinic named {clinic!r}[/red]")
+            raise typer.Exit(2)
+        local = client
+        if therapist is not None:
+            found = db.execute(select(Therapist.id).where(Therapist.clinic_id == clinic_id,
+                                                          Therapist.name == therapist)).scalar_one_or_none()
+            if found is None:
+                console.print(f"[red]no therapist named {therapist!r} in {clinic!r}[/red]")
+                raise typer.Exit(2)
+            local = str(found)
+        kind = "client" if client is not None else "practitioner"
+        db.execute(insert(EhrIdentifier).values(clinic_id=clinic_id, kind=kind, local_id=local, system=system,
+                                                value=value)
+                   .on_conflict_do_update(constraint="uq_ehr_identifiers_local",
+                                          set_={"system": system, "value": value}))
+    console.print(f"{kind} {local} → {system}|{value}")
 
 
 def main() -> None:

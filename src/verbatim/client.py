@@ -72,3 +72,29 @@ class ApiClient:
         response = self._http.get(f"/v1/reliability/transcripts/{session_id}/progress")
         response.raise_for_status()
         return response.json()
+
+    # --- notes ------------------------------------------------------------------------------
+    def request_note(self, session_id: str, fmt: str, client_id: str | None = None) -> dict[str, Any]:
+        """POST /v1/sessions/{id}/notes → ``{"note_id", "status", …}`` (202)."""
+        body: dict[str, Any] = {"format": fmt, **({"client_id": client_id} if client_id else {})}
+        response = self._http.post(f"/v1/sessions/{session_id}/notes", json=body)
+        response.raise_for_status()
+        return response.json()
+
+    def note(self, note_id: str) -> dict[str, Any]:
+        """GET /v1/notes/{id}: the note with sections, citations, labels and risk flags."""
+        response = self._http.get(f"/v1/notes/{note_id}")
+        response.raise_for_status()
+        return response.json()
+
+    def sign_note(self, note_id: str) -> dict[str, Any]:
+        """POST /v1/notes/{id}/sign."""
+        response = self._http.post(f"/v1/notes/{note_id}/sign")
+        response.raise_for_status()
+        return response.json()
+
+    def export_note(self, note_id: str, as_: str) -> bytes:
+        """GET /v1/notes/{id}/fhir (JSON bytes) or /pdf."""
+        response = self._http.get(f"/v1/notes/{note_id}/{as_}")
+        response.raise_for_status()
+        return response.content

@@ -139,6 +139,19 @@ class Settings(BaseSettings):
         description="Days a transcript is kept once ready, unless its clinic sets its own (verbatim clinic retention)",
     )
 
+    # --- note runs (a clinician's request for a drafted note) -------------------------------
+    note_writer: Literal["offline", "openai"] = Field(
+        "offline",
+        description="Who drafts notes: the offline deterministic drafter, or the LLM endpoint (VERBATIM_LLM_*)",
+    )
+    note_deadline_s: float = Field(
+        6 * 3600.0, gt=0, description="Wall-clock bound per note from its request: past it the note fails"
+    )
+    note_retention_days: int = Field(
+        3650, ge=365, le=36500,
+        description="Days a signed note is kept from signing, unless its clinic sets its own (a clinical record)",
+    )
+
     # --- the sweep process (verbatim sweeper) ----------------------------------------------
     sweep_tick_s: float = Field(
         2.0, gt=0, description="How often the sweep process looks at due runs and the outbox"
@@ -205,6 +218,8 @@ class Settings(BaseSettings):
             )
         if self.polisher == "openai" and not self.llm_base_url:
             raise ValueError("polisher=openai needs VERBATIM_LLM_BASE_URL")
+        if self.note_writer == "openai" and not self.llm_base_url:
+            raise ValueError("note_writer=openai needs VERBATIM_LLM_BASE_URL")
         if self.sweep_tick_s * 2 > self.lease_ttl_s:
             raise ValueError(
                 f"sweep_tick_s={self.sweep_tick_s} must be at most half of lease_ttl_s={self.lease_ttl_s}: "

@@ -23,6 +23,7 @@ POINTS = (
     "mid_polish",  # model passes running
     "after_publish",  # transcript committed, lease not yet released
     "mid_key_rotate",  # `verbatim keys rotate` re-sealed one file, others still under the old key
+    "after_note_section_2",  # a note run checkpointed its second section (any n: after_note_section_{n})
 )
 
 

@@ -44,6 +44,7 @@ def reference_text(audio: Path) -> str | None:
 
 def run_demo(files: list[Path], client_ids: list[str]) -> int:
     """Run the demo; returns the process exit code (0 when every session was published)."""
+    files_given = bool(files)
     if not files:
         samples = samples_dir()
         files = [samples / "therapy_dialogue.wav", samples / "jfk.wav"]
@@ -72,9 +73,30 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
             for f, sid in ids.items():
                 _print_transcript(api, f, sid, done[f])
                 _print_suggestions(api, sid, done[f])
+            for f, sid in ids.items():
+                # A SOAP note for the therapy dialogue (or for each of your own recordings).
+                if done[f]["status"] == "ready" and (files_given or f.stem.startswith("therapy")):
+                    ok = _print_note(api, sid) and ok
         console.print(f"logs: {stack.log_dir}")
         console.print("shutting down…")
     return 0 if ok else 1
+
+
+def _print_note(api: ApiClient, sid: str, timeout_s: float = 120.0) -> bool:
+    """Ask for a SOAP note of the session's (first) client, wait for the draft, print it with citations and flags."""
+    from verbatim.notes.show import print_note
+
+    client = api.session(sid)["client_ids"][0]
+    note_id = api.request_note(sid, "soap", client)["note_id"]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        note = api.note(note_id)
+        if note["status"] not in ("queued", "drafting"):
+            print_note(console, note)
+            return bool(note["status"] == "draft")
+        time.sleep(0.3)
+    console.print(f"[red]note {note_id} not drafted within {timeout_s:.0f} s[/red]")
+    return False
 
 
 def _follow(api: ApiClient, ids: dict[Path, str]) -> dict[Path, dict]:

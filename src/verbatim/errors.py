@@ -132,3 +132,22 @@ class PolishError(VerbatimError):
 
 class PolishTransient(PolishError):
     """Raised on an LLM fault worth retrying (429, 5xx, timeout)."""
+
+
+class NoteRequestInvalid(VerbatimError):
+    """Raised when a note cannot be requested as asked; ``code`` names why (an API maps it to a 4xx).
+
+    Codes: ``unknown_format``, ``client_not_in_session``, ``not_ready``, ``transcript_expired``.
+    """
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+
+
+class WriterError(VerbatimError):
+    """Raised when a note writer (a model) gives no usable section; the offline drafter writes it instead."""
+
+
+class WriterTransient(WriterError):
+    """Raised when the note writer's endpoint times out, rate-limits (429) or fails (5xx); retried on a budget."""

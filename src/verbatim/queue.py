@@ -16,6 +16,8 @@ from celery import Celery
 from verbatim import keys
 
 CAPTURE_TASK = "verbatim.capture"
+#: a note run; same queue and workers as capture runs (each run is short and durable on its own)
+NOTE_TASK = "verbatim.note"
 
 
 def celery_app(broker_url: str) -> Celery:
@@ -52,3 +54,7 @@ class CaptureQueue:
     def enqueue(self, session_id: uuid.UUID) -> None:
         """Queue one capture run for the session. Raises redis/kombu errors if the broker is down."""
         self._app.send_task(CAPTURE_TASK, args=[str(session_id)], queue=keys.CAPTURE_QUEUE, retry=False)
+
+    def enqueue_note(self, note_id: uuid.UUID) -> None:
+        """Queue one note run. Raises redis/kombu errors if the broker is down."""
+        self._app.send_task(NOTE_TASK, args=[str(note_id)], queue=keys.CAPTURE_QUEUE, retry=False)

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import stamina
 
-from verbatim.errors import PolishTransient, RecognizerTransient
+from verbatim.errors import PolishTransient, RecognizerTransient, WriterTransient
 
 
 def transient_backoff(exc: Exception) -> bool | float:
     """stamina backoff hook: retry transient faults; honour a server's Retry-After (seconds)."""
     if isinstance(exc, RecognizerTransient):
         return exc.retry_after_s if exc.retry_after_s is not None else True
-    return isinstance(exc, PolishTransient)
+    return isinstance(exc, (PolishTransient, WriterTransient))
 
 
 @dataclass(frozen=True)

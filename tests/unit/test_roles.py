@@ -50,3 +50,13 @@ def test_speech_tied_to_no_voice_is_unassigned_even_with_one_client() -> None:
     assert speaker_roles(turns, ["alex"], "S1", None, "individual") == {"S1": "therapist", "UU": UNASSIGNED,
                                                                          "S2": "alex"}
     assert speaker_roles(turns, ["alex"], None, {"UU": "alex", "S1": "therapist", "S2": "alex"})["UU"] == "alex"
+
+
+def test_segment_ids_name_the_same_turn_after_a_speaker_correction() -> None:
+    turns = [turn("S1", "how are you", 0), turn("S2", "tired", 1), turn("S3", "me too", 2)]
+    before = split_per_client(turns, ["alex", "sam"], speaker_roles(turns, ["alex", "sam"], "S1", None))
+    corrected = speaker_roles(turns, ["alex", "sam"], None, {"S1": "therapist", "S2": "sam", "S3": "alex"})
+    after = split_per_client(turns, ["alex", "sam"], corrected)
+    assert [s["id"] for s in before["alex"]] == ["seg-0", "seg-1", "seg-2"]
+    assert [s["id"] for s in after["sam"]] == [s["id"] for s in before["alex"]]
+    assert after["sam"][1]["text"] == "tired" and before["alex"][1]["text"] == "tired"

@@ -17,6 +17,7 @@ from verbatim.api.body_gate import BodyGate
 from verbatim.api.break_glass import router as break_glass_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
+from verbatim.api.notes import router as notes_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.sessions import router as sessions_router
@@ -76,6 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(admin_router)
     app.include_router(audit_router)
     app.include_router(break_glass_router)
+    app.include_router(notes_router)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

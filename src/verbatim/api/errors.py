@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from verbatim.errors import AudioUnreadable, IllegalTransition, NotFound
+from verbatim.errors import AudioUnreadable, IllegalTransition, NoteRequestInvalid, NotFound
 
 
 class ApiError(Exception):
@@ -45,6 +45,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(IllegalTransition)
     async def conflict(_: Request, exc: IllegalTransition) -> JSONResponse:
         return JSONResponse(_body("illegal_transition", str(exc)), 409)
+
+    @app.exception_handler(NoteRequestInvalid)
+    async def note_invalid(_: Request, exc: NoteRequestInvalid) -> JSONResponse:
+        status = {"not_ready": 409, "transcript_expired": 410}.get(exc.code, 422)
+        return JSONResponse(_body(exc.code, str(exc)), status)
 
     @app.exception_handler(AudioUnreadable)
     async def unreadable(_: Request, exc: AudioUnreadable) -> JSONResponse:

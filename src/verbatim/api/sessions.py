@@ -14,6 +14,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from python_multipart.multipart import parse_options_header
 from sqlalchemy import false, func, select, update
+from sqlalchemy.orm import Session as OrmSession
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
@@ -132,6 +133,8 @@ class SessionPage(BaseModel):
 
 
 class Segment(BaseModel):
+    #: stable across corrections (``seg-{n}``: the n-th recognized turn); None for transcripts published before ids
+    id: str | None = None
     speaker: str
     speaker_label: str
     start_s: float
@@ -142,6 +145,8 @@ class Segment(BaseModel):
 class ClientTranscript(BaseModel):
     client_id: str
     polished: bool
+    #: 1 at the first publish, +1 at each correction (a note records the version it was drafted from)
+    version: int = 1
     segments: list[Segment]
 
 
@@ -532,7 +537,7 @@ def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
     roles = {t["speaker"]: t.get("role", "") for t in turns}  # turns published before roles were kept: none
     return TranscriptOut(
         session_id=session_id,
-        transcripts=[ClientTranscript(client_id=t.client_id, polished=t.polished,
+        transcripts=[ClientTranscript(client_id=t.client_id, polished=t.polished, version=t.version,
                                       segments=[Segment(**s) for s in t.segments]) for t in records],
         unassigned=[Segment(**s) for s in unassigned_turns(turns, roles)],
     )
@@ -571,7 +576,7 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
             db.execute(
                 update(Transcript)
                 .where(Transcript.session_id == session_id, Transcript.client_id == client_id)
-                .values(segments=segments)
+                .values(segments=segments, version=Transcript.version + 1)
             )
         audit.record(db, actor, "speakers_corrected", session_id)
     return _out(svc, _load(svc, who, session_id))
@@ -581,9 +586,21 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
 def delete_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> Response:
     """Withdraw a session: a fenced write marks it deleted — with its audit row, in one transaction —
     and queues the delete of its audio and vendor jobs; checkpoint and transcripts go at once."""
+    from verbatim.notes.retention import delete_unsigned, unamended_signed
     from verbatim.pipeline.withdraw import withdraw
 
     _load_own(svc, who, session_id)
-    withdraw(svc.repo, svc.cleanup, session_id,
-             lambda db: audit.record(db, actor, "session_deleted", session_id))
+    with db_session(svc.repo.url) as db:
+        blocking = unamended_signed(db, session_id)
+    if blocking:
+        # A signed note is a clinical record: it is changed by an amendment that says why, never silently.
+        raise ApiError(409, "signed_note",
+                       "this session has a signed note: amend it first (POST /v1/notes/{id}/amend with the reason "
+                       f"for the withdrawal), then withdraw; notes: {', '.join(str(n) for n in blocking)}")
+
+    def record(db: OrmSession) -> None:
+        delete_unsigned(db, session_id)  # drafts quote the transcript: they go with it
+        audit.record(db, actor, "session_deleted", session_id)
+
+    withdraw(svc.repo, svc.cleanup, session_id, record)
     return Response(status_code=204)

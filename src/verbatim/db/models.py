@@ -56,6 +56,9 @@ class Clinic(Base):
     id: Mapped[uuid.UUID] = _uuid()
     name: Mapped[str] = mapped_column(String(200), nullable=False, unique=True)
     transcript_retention_days: Mapped[int | None] = mapped_column(Integer)
+    #: how long its signed notes are kept (a clinical record: years, not days; NULL: the
+    #: ``VERBATIM_NOTE_RETENTION_DAYS`` default), counted from signing, independent of the transcript's
+    note_retention_days: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = _now()
 
 
@@ -67,6 +70,8 @@ class Therapist(Base):
     id: Mapped[uuid.UUID] = _uuid()
     clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
     name: Mapped[str] = mapped_column(String(200), nullable=False)
+    #: a trainee: their signed notes also need a supervisor's co-signature to be final
+    requires_cosign: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
     created_at: Mapped[datetime] = _now()
 
 
@@ -138,7 +143,13 @@ class Session(Base):
 
 
 class Transcript(Base):
-    """A published transcript: one per client id of the session (couples/family split)."""
+    """A published transcript: one per client id of the session (couples/family split).
+
+    Each segment carries a stable ``id`` (``seg-{n}``: the n-th recognized turn; every
+    republish keeps one segment per recognized turn, in order, so an id names the same words
+    across corrections). ``version`` counts publishes and corrections (1 = first publish); a
+    note records the version it was drafted from.
+    """
 
     __tablename__ = "transcripts"
     __table_args__ = (UniqueConstraint("session_id", "client_id", name="uq_transcripts_session_client"),)
@@ -147,6 +158,7 @@ class Transcript(Base):
     client_id: Mapped[str] = mapped_column(String(200), nullable=False)
     segments: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, nullable=False)
     polished: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
     created_at: Mapped[datetime] = _now()
 
 
@@ -276,3 +288,116 @@ class BreakGlassGrant(Base):
     reason: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = _now()
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class NoteTemplate(Base):
+    """A clinic's note template: named sections, each ``{"name", "instruction", "example"?}``."""
+
+    __tablename__ = "note_templates"
+    id: Mapped[uuid.UUID] = _uuid()
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False, index=True)
+    therapist_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("therapists.id"))
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    sections: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, nullable=False)
+    created_at: Mapped[datetime] = _now()
+
+
+class NoteBatch(Base):
+    """A morning's notes: one request for many notes; each note is its own durable run."""
+
+    __tablename__ = "note_batches"
+    id: Mapped[uuid.UUID] = _uuid()
+    therapist_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("therapists.id"), nullable=False)
+    created_at: Mapped[datetime] = _now()
+
+
+class Note(Base):
+    """A clinical note of one client of one session, drafted by a note run (``durable_runs`` kind ``note``).
+
+    ``status``: see ``verbatim.notes.states.NoteStatus``. ``sections`` is the run's checkpoint:
+    one entry per section written so far (a run cut off resumes at the next one). The reviewed
+    text lives in ``note_versions``; ``version`` is the current one. ``session_id`` is not a
+    foreign key: a signed note outlives its session's transcript (quote snapshots).
+    """
+
+    __tablename__ = "notes"
+    __table_args__ = (Index("ix_notes_therapist_created", "therapist_id", "created_at"),)
+    id: Mapped[uuid.UUID] = _uuid()
+    session_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False, index=True)
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
+    therapist_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("therapists.id"), nullable=False)
+    client_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    format: Mapped[str] = mapped_column(String(60), nullable=False)
+    template_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("note_templates.id"))
+    batch_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("note_batches.id"), index=True)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, server_default="queued")
+    transcript_version: Mapped[int | None] = mapped_column(Integer)
+    writer: Mapped[str | None] = mapped_column(String(120))
+    sections: Mapped[list[dict[str, Any]]] = mapped_column(JSONB, nullable=False, server_default="[]")
+    risk_flags: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
+    version: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    requires_cosign: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    signed_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    signed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cosigned_by: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    cosigned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retain_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failure_code: Mapped[str | None] = mapped_column(String(60))
+    created_at: Mapped[datetime] = _now()
+    updated_at: Mapped[datetime] = _now()
+
+
+class NoteVersion(Base):
+    """One version of a note's text: the draft (1), each edit, each amendment (with its reason).
+
+    ``body``: ``{"sections": [{"name", "sentences": [{"text", "citations", "label"}]}]}``;
+    ``diff``: unified diff against the previous version's plain text (empty for the draft).
+    """
+
+    __tablename__ = "note_versions"
+    __table_args__ = (UniqueConstraint("note_id", "version", name="uq_note_versions_note_version"),)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    note_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("notes.id"), nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)  # draft | edit | amendment
+    body: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    diff: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
+    reason: Mapped[str | None] = mapped_column(Text)
+    author_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    created_at: Mapped[datetime] = _now()
+
+
+class NoteCitation(Base):
+    """The evidence of one drafted sentence: a segment of the client's record, with a snapshot of its words.
+
+    The snapshot (speaker, start/end seconds, quote) keeps the citation meaningful after a
+    correction or after the transcript's retention deleted it.
+    """
+
+    __tablename__ = "note_citations"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    note_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("notes.id"), nullable=False, index=True)
+    section: Mapped[str] = mapped_column(String(200), nullable=False)
+    sentence: Mapped[int] = mapped_column(Integer, nullable=False)
+    segment_id: Mapped[str] = mapped_column(String(40), nullable=False)
+    speaker: Mapped[str] = mapped_column(String(200), nullable=False)
+    start_s: Mapped[float] = mapped_column(Float, nullable=False)
+    end_s: Mapped[float] = mapped_column(Float, nullable=False)
+    quote: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class EhrIdentifier(Base):
+    """An optional mapping of a clinic's local id to its EHR's identifier, used by FHIR exports.
+
+    ``kind``: ``client`` (``local_id`` = a client id) or ``practitioner`` (``local_id`` = a
+    therapist id); ``system`` and ``value`` are the EHR's identifier (e.g. an MRN system URI).
+    """
+
+    __tablename__ = "ehr_identifiers"
+    __table_args__ = (UniqueConstraint("clinic_id", "kind", "local_id", name="uq_ehr_identifiers_local"),)
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    clinic_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("clinics.id"), nullable=False)
+    kind: Mapped[str] = mapped_column(String(20), nullable=False)
+    local_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    system: Mapped[str] = mapped_column(String(300), nullable=False)
+    value: Mapped[str] = mapped_column(String(200), nullable=False)

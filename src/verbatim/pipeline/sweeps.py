@@ -3,9 +3,9 @@
 Every ``sweep_tick_s`` (2 s), each step isolated from the others (one failing step is
 logged and counted, and the rest still run):
 
-(a) due runs: ``durable_runs.due_at`` has passed (database clock). Lease still held → due
-    again at its expiry (the recheck at lease expiry); work outstanding and no lease →
-    enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
+(a) due runs, of every kind (capture runs, note runs): ``durable_runs.due_at`` has passed
+    (database clock). Lease still held → due again at its expiry (the recheck at lease expiry);
+    work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
     cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
 (b) stalled sessions (the safety net): work outstanding, no due time, no write for
     ``stall_s`` (180 s) → due now.
@@ -20,6 +20,7 @@ never run the same one twice in a period:
     ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
 (f) the analysis re-emit (``verbatim.reliability.sweep``).
 (g) retention: transcripts past their clinic's retention window (``verbatim.pipeline.retention``).
+(h) note retention: signed notes past their own retention (``verbatim.notes.retention``).
 
 Celery beat has no job left: a beat only sent messages to a queue that busy capture workers
 serve, which is how sweeps starved. Every step is idempotent: two sweep processes are safe.
@@ -40,6 +41,8 @@ from sqlalchemy import select, text
 from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
+from verbatim.durable.store import RunStore
+from verbatim.notes.retention import expire_signed_notes
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
@@ -82,7 +85,8 @@ def tick(ctx: RunContext) -> SweepReport:
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
     _step(report, "outbox", lambda: _outbox(ctx, report))
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
-                     ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts)):
+                     ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts),
+                     ("note_retention", expire_signed_notes)):
         if _claim_period(ctx, name):
             _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
         else:
@@ -142,28 +146,56 @@ def run_forever(ctx: RunContext, stop: threading.Event) -> None:
 
 
 # --- (a) and (b): due runs, stalled sessions ----------------------------------------------
+@dataclass(frozen=True)
+class DueKind:
+    """What the due-runs step needs of one kind of durable run (capture, note)."""
+
+    store: RunStore
+    lease_key: Callable[[uuid.UUID], str]
+    outstanding: Callable[[list[uuid.UUID]], set[uuid.UUID]]  #: which subjects still have work (one query)
+    enqueue: Callable[[uuid.UUID], None]
+
+
+def due_kinds(ctx: RunContext) -> list[DueKind]:
+    """Every kind of durable run the sweep looks after."""
+    from verbatim.notes.repo import NoteRepo
+    from verbatim.notes.run import note_lease
+
+    def active_sessions(ids: list[uuid.UUID]) -> set[uuid.UUID]:
+        with db_session(ctx.repo.url) as db:  # one read for the whole batch
+            return set(db.execute(select(Session.id).where(Session.id.in_(ids),
+                                                           Session.status.in_(ACTIVE_VALUES))).scalars())
+
+    notes = NoteRepo(ctx.repo.url)
+    return [DueKind(ctx.repo.runs, keys.lease, active_sessions, ctx.queue.enqueue),
+            DueKind(notes.runs, note_lease, notes.runnable, ctx.queue.enqueue_note)]
+
+
 def requeue_due(ctx: RunContext, report: SweepReport) -> None:
-    """Look at every capture run whose due time has passed (see the module docstring, (a))."""
+    """Look at every run, of every kind, whose due time has passed (see the module docstring, (a))."""
+    for kind in due_kinds(ctx):
+        _requeue_due_of(ctx, kind, report)
+
+
+def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None:
     s = ctx.settings
-    store = ctx.repo.runs
+    store = kind.store
     due = store.claim_due(DUE_BATCH, s.stall_s)
     if not due:
         return
-    with db_session(ctx.repo.url) as db:  # one read for the whole batch
-        statuses: dict[uuid.UUID, str] = dict(
-            db.execute(select(Session.id, Session.status).where(Session.id.in_(due))).all())
+    outstanding = kind.outstanding(due)
     for sid in due:
-        pttl = int(ctx.redis.pttl(keys.lease(sid)))
+        pttl = int(ctx.redis.pttl(kind.lease_key(sid)))
         if pttl > 0:
             # Someone holds the lease: if its holder is dead, it expires in pttl ms — look then.
             store.set_due(sid, pttl / 1000 + 0.05)
             report.rechecks += 1
             continue
-        if statuses.get(sid) not in ACTIVE_VALUES:
+        if sid not in outstanding:
             store.set_due(sid, None)
             continue
         try:
-            ctx.queue.enqueue(sid)
+            kind.enqueue(sid)
         except Exception:
             # The broker is down: look again next tick, not a whole stall window later.
             store.set_due(sid, s.sweep_tick_s)

@@ -34,6 +34,16 @@ UNKNOWN_SPEAKER = "UU"
 """The recognizer's label for speech it could not tie to a voice (Speechmatics' unknown speaker)."""
 
 
+def segment_id(index: int) -> str:
+    """The stable id of the ``index``-th recognized turn (0-based): ``seg-{index}``.
+
+    Stable across corrections: every publish (first publish, speaker correction, applied
+    suggestions) keeps one turn per recognized turn, in the recognizer's order, so the same id
+    always names the same stretch of speech; a note's citations point at it.
+    """
+    return f"seg-{index}"
+
+
 def speaker_count(client_ids: list[str], session_type: str) -> int:
     """How many voices the session implies: its clients and the therapist (``dictation``: the therapist alone)."""
     return 1 if session_type == "dictation" else len(client_ids) + 1
@@ -74,18 +84,19 @@ def speaker_roles(
 def split_per_client(
     turns: list[Turn], client_ids: list[str], roles: dict[str, str]
 ) -> dict[str, list[dict[str, Any]]]:
-    """One record per client id: ``{client_id: [segment, …]}``; segments carry speaker, times, text.
+    """One record per client id: ``{client_id: [segment, …]}``; segments carry id, speaker, times, text.
 
     A turn whose label has no role is treated as unassigned (never as anyone's own words).
     """
     records: dict[str, list[dict[str, Any]]] = {}
     for client in client_ids:
         segments = []
-        for turn in turns:
+        for index, turn in enumerate(turns):
             role = roles.get(turn["speaker"], UNASSIGNED)
             own = role in (THERAPIST, client)
             segments.append(
                 {
+                    "id": segment_id(index),
                     "speaker": role if own else "other participant",
                     "speaker_label": turn["speaker"],
                     "start_s": round(float(turn["start_s"]), 3),
@@ -100,7 +111,7 @@ def split_per_client(
 def unassigned_turns(turns: list[Turn], roles: dict[str, str]) -> list[dict[str, Any]]:
     """The turns no role claims, for the therapist to name (never part of a client's record)."""
     return [
-        {"speaker": UNASSIGNED, "speaker_label": t["speaker"], "start_s": round(float(t["start_s"]), 3),
-         "end_s": round(float(t["end_s"]), 3), "text": t["text"]}
-        for t in turns if roles.get(t["speaker"], UNASSIGNED) == UNASSIGNED
+        {"id": segment_id(i), "speaker": UNASSIGNED, "speaker_label": t["speaker"],
+         "start_s": round(float(t["start_s"]), 3), "end_s": round(float(t["end_s"]), 3), "text": t["text"]}
+        for i, t in enumerate(turns) if roles.get(t["speaker"], UNASSIGNED) == UNASSIGNED
     ]

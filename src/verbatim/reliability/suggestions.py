@@ -363,6 +363,6 @@ def republish(db: OrmSession, session: Session) -> list[Turn]:
         db.execute(
             update(Transcript)
             .where(Transcript.session_id == session.id, Transcript.client_id == client_id)
-            .values(segments=segments)
+            .values(segments=segments, version=Transcript.version + 1)
         )
     return turns

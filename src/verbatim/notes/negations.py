@@ -1,0 +1,60 @@
+"""Asked-and-answered negations: "Client denies X" only when X was asked and the answer was no.
+
+A negation is never inferred from silence: the clinician's question must name the topic and
+the client's next turn must answer it negatively ("No.", "Not really.", "No, never."). Both
+segments are cited.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from verbatim.notes import text as tx
+from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit, follows
+
+_LEAD = re.compile(
+    r"^(?:(?:and|so|okay|ok|now|also|um|uh)[, ]+)*(?:have you (?:had|been having|noticed|felt|experienced|been)|"
+    r"do you (?:have|get|feel|ever have|ever feel)|did you (?:have|notice|feel|get)|are you (?:having|feeling|getting)|"
+    r"any|is there any|has there been any|have there been any|were there any|any other)\s+(?:any\s+)?",
+    re.I)
+
+
+@dataclass(frozen=True)
+class Denial:
+    """A topic the client was asked about and said no to (or, with ``endorsed``, yes to)."""
+
+    topic: str
+    question: Unit
+    answer: Unit
+    endorsed: bool = False
+
+
+def topic_of(question: str) -> str | None:
+    """The topic of a yes/no question ("Any fevers or chills?" → "fevers or chills"), else None."""
+    q = tx.tidy(question).rstrip("?").strip().rsplit(":", 1)[-1].strip()
+    match = _LEAD.match(q)
+    if match is None:
+        return None
+    topic = q[match.end():].strip(" ,.")
+    topic = re.sub(r"\b(yourself)\b", "themselves", re.sub(r"\byour\b", "their", topic, flags=re.I), flags=re.I)
+    return topic if 1 <= len(topic.split()) <= 12 else None
+
+
+def denials(items: list[Unit], *, endorsements: bool = False) -> list[Denial]:
+    """Every clinician question with a topic whose very next client sentence is a negative answer
+    (and, with ``endorsements``, a positive one: "Client endorses …")."""
+    found = []
+    for i, unit in enumerate(items):
+        if unit.role != CLINICIAN or not unit.question:
+            continue
+        topic = topic_of(unit.text)
+        if topic is None:
+            continue
+        answer = next((u for u in items[i + 1:] if u.segment_id != unit.segment_id), None)
+        if answer is not None and answer.role == CLIENT and follows(answer, unit) and tx.negative_answer(answer.text):
+            found.append(Denial(topic, unit, answer))
+        elif (endorsements and answer is not None and answer.role == CLIENT and follows(answer, unit)
+              and tx.positive_answer(answer.text)):
+            found.append(Denial(topic, unit, answer, endorsed=True))
+    return found

@@ -1,0 +1,44 @@
+"""A note as plain text (for exports, diffs and the CLI) and the diff between two versions."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+
+def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
+    """The note's text: risk flags first, then each section with its sentences (and citations if asked)."""
+    lines: list[str] = []
+    risk = body.get("risk")
+    if risk is not None:
+        lines.append("RISK FLAGS")
+        if not risk.get("flags"):
+            lines.append("  none found (statements about suicide, self-harm, harm to others, abuse, neglect)")
+        for f in risk.get("flags", []):
+            lines.append(f'  [{f["category"]}] {f["speaker"]} at {_clock(f["start_s"])}: "{f["quote"]}"')
+        lines.append("")
+    for section in body.get("sections", []):
+        lines.append(str(section["name"]).upper())
+        sentences = section.get("sentences", [])
+        if not sentences:
+            lines.append(f'  {section.get("empty", "No evidence for this section in the transcript.")}')
+        for s in sentences:
+            flag = "" if s.get("label", "supported") == "supported" else f' [{s["label"].upper()}]'
+            lines.append(f"  {s['text']}{flag}")
+            if citations:
+                for c in s.get("citations", []):
+                    when = f'{_clock(c["start_s"])}–{_clock(c["end_s"])}'
+                    lines.append(f'      ↳ {c["segment_id"]} {c["speaker"]} {when}')
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def diff(before: str, after: str, from_version: int, to_version: int) -> str:
+    """A unified diff of two versions' plain text."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=f"v{from_version}", tofile=f"v{to_version}"))
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m:02d}:{s:02d}"
