@@ -16,7 +16,7 @@ from verbatim.errors import ConfigError
 
 
 def test_tampered_encoder_is_refused_at_start_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(data_dir=tmp_path / "data")
+    settings = Settings(data_dir=tmp_path / "data", mode="development")
     copy = tmp_path / "speaker_encoder.onnx"
     shutil.copyfile(speaker_encoder.ENCODER_PATH, copy)
     monkeypatch.setattr(speaker_encoder, "ENCODER_PATH", copy)
