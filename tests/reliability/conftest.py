@@ -26,6 +26,7 @@ from tests.factories import token_for
 from verbatim.api.app import create_app
 from verbatim.auth import ensure_therapist
 from verbatim.config import Settings, load_settings
+from verbatim.db.roles import runtime_url
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session, Transcript
 from verbatim.db.repo import Repo
@@ -184,7 +185,7 @@ def rsettings() -> ReliabilitySettings:
 @pytest.fixture
 def app_settings(database_url: str, redis_url: str, data_dir: Path) -> Settings:
     """Verbatim settings without a recognizer (the analysis never calls one)."""
-    return load_settings(**FAST, database_url=database_url, redis_url=redis_url, data_dir=data_dir)
+    return load_settings(**FAST, database_url=runtime_url(database_url), redis_url=redis_url, data_dir=data_dir)
 
 
 @pytest.fixture
@@ -297,7 +298,7 @@ def worker_procs(database_url: str, data_dir: Path) -> Iterator[Callable[..., Wo
     procs: list[WorkerProcess] = []
 
     def spawn(redis_url: str, **overrides: Any) -> WorkerProcess:
-        env = dict(os.environ, VERBATIM_DATABASE_URL=database_url, VERBATIM_REDIS_URL=redis_url,
+        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url), VERBATIM_REDIS_URL=redis_url,
                    VERBATIM_DATA_DIR=str(data_dir), VERBATIM_LOG_JSON="true")
         env.update({f"RELIABILITY_{k.upper()}": str(v) for k, v in {**FAST_RELIABILITY, **overrides}.items()})
         name = f"analysis-{len(procs)}"
