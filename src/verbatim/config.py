@@ -53,6 +53,9 @@ class Settings(BaseSettings):
         description="How long a break-glass grant lets a colleague read one session's transcript",
     )
     upload_idle_s: float = Field(30.0, gt=0, description="An upload that sends nothing for this long is refused (408)")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A connection whose request line and headers are not all in after this long is closed"
+    )
     api_max_connections: int = Field(
         256, ge=1, description="Concurrent connections one API process serves; more are answered 503 at once"
     )

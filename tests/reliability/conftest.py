@@ -26,10 +26,10 @@ from tests.factories import token_for
 from verbatim.api.app import create_app
 from verbatim.auth import ensure_therapist
 from verbatim.config import Settings, load_settings
-from verbatim.db.roles import runtime_url
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session, Transcript
 from verbatim.db.repo import Repo
+from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedRedis
 from verbatim.polish.rules import RulePolisher, rule_therapist
 from verbatim.polish.split import speaker_roles, split_per_client
