@@ -66,7 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
-    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url)
+    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
     app.add_middleware(SecurityHeaders)
