@@ -86,3 +86,17 @@ def test_a_prompt_request_is_served_and_its_slow_body_is_not_cut_by_the_head_dea
         sock.settimeout(DEADLINE_S)
         answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 401"), answer[:100]
+
+
+def test_connections_past_the_limit_are_answered_503_at_once(live: Callable[..., LiveServer]) -> None:
+    """uvicorn's ``limit_concurrency`` (``api_max_connections``): idle connections cannot starve the rest."""
+    server = live(api_max_connections=2, header_timeout_s=DEADLINE_S)
+    held = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2)]
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.settimeout(DEADLINE_S)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 503")
+    finally:
+        for sock in held:
+            sock.close()
