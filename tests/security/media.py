@@ -9,11 +9,16 @@ from pathlib import Path
 import av
 import numpy as np
 
+#: a 2-byte Opus packet of 120 ms: TOC 0xfb (CELT fullband 20 ms frames, code 3: several frames),
+#: then 0x06 (six frames, constant bitrate) — each frame 0 bytes long, decoded as silence
+SILENT_120MS = b"\xfb\x06"
+PACKET_SAMPLES = 5760  # 120 ms at 48 kHz
+
 
 def opus_bomb(path: Path, seconds: int) -> Path:
-    """A WebM with no Duration (live mode) of ``seconds`` of 2-byte silent Opus packets (20 ms each).
+    """A WebM with no Duration (live mode) of ``seconds`` of 2-byte silent Opus packets (120 ms each).
 
-    5 h is 900 000 packets in about 1.4 MB: hours of audio for almost no bytes.
+    5 h is 150 000 packets in about 1.4 MB: hours of audio for almost no bytes.
     """
     with av.open(str(path), "w", format="webm", options={"live": "1"}) as out:
         stream = out.add_stream("libopus", rate=48000)
@@ -21,9 +26,10 @@ def opus_bomb(path: Path, seconds: int) -> Path:
         first = av.AudioFrame.from_ndarray(np.zeros((1, 960), dtype=np.int16), format="s16", layout="mono")
         first.sample_rate, first.pts = 48000, 0
         list(stream.encode(first))  # initialises the codec's header
-        for i in range(seconds * 50):
-            packet = av.Packet(b"\xf8\xff")
-            packet.stream, packet.pts, packet.dts, packet.duration = stream, i * 960, i * 960, 960
+        for i in range(seconds * 48000 // PACKET_SAMPLES):
+            packet = av.Packet(SILENT_120MS)
+            pts = i * PACKET_SAMPLES
+            packet.stream, packet.pts, packet.dts, packet.duration = stream, pts, pts, PACKET_SAMPLES
             packet.time_base = Fraction(1, 48000)
             out.mux(packet)
     return path
