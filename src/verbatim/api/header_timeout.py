@@ -1,6 +1,6 @@
 """Close a connection whose request line and headers do not arrive within a deadline.
 
-uvicorn (0.3x, h11) has no header read timeout: its only timer is the keep-alive one, armed
+uvicorn (0.54, h11; httptools is not installed) has no header read timeout: its only timer is the keep-alive one, armed
 after a response and cancelled by the next byte received. A fresh connection that sends
 nothing, or half its headers, or one header byte every few seconds (slowloris), is held open
 forever — and counts against ``limit_concurrency`` until honest clients get 503.
