@@ -1,9 +1,9 @@
 """Close a connection whose request line and headers do not arrive within a deadline.
 
-uvicorn (0.54, h11; httptools is not installed) has no header read timeout: its only timer is the keep-alive one, armed
-after a response and cancelled by the next byte received. A fresh connection that sends
-nothing, or half its headers, or one header byte every few seconds (slowloris), is held open
-forever — and counts against ``limit_concurrency`` until honest clients get 503.
+uvicorn (0.54, h11; httptools is not installed) has no header read timeout: its only timer is
+the keep-alive one, armed after a response and cancelled by the next byte received. A fresh
+connection that sends nothing, or half its headers, or one header byte every few seconds
+(slowloris), is held open forever — and counts against ``limit_concurrency`` until honest clients get 503.
 
 Why our own code: uvicorn offers no such setting, and a reverse proxy cannot be assumed in
 front of every deployment. The smallest measure inside the server is this subclass of
