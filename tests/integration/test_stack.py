@@ -9,7 +9,6 @@ from pathlib import Path
 import psycopg
 from sqlalchemy.engine import make_url
 
-from tests.conftest import APP_PASSWORD
 from verbatim.config import load_settings
 from verbatim.db.engine import dispose_all
 from verbatim.db.roles import APP_ROLE
@@ -20,7 +19,7 @@ from verbatim.stack import Servers, Stack, running_stack_env
 def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, redis_url: str, data_dir: Path) -> None:
     settings = load_settings(database_url=database_url, redis_url=redis_url, data_dir=data_dir,
                              api_port=free_port(), asr_port=free_port())
-    stack = Stack(settings, Servers(database_url, redis_url, app_password=APP_PASSWORD), data_dir / "logs", workers=1)
+    stack = Stack(settings, Servers(database_url, redis_url), data_dir / "logs", workers=1)
     try:
         stack.start()
         assert running_stack_env(data_dir)["VERBATIM_API_URL"] == stack.api_url

@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session as OrmSession
 
-from tests.conftest import APP_PASSWORD, FAST
+from tests.conftest import FAST
 from tests.factories import token_for
 from verbatim.api.app import create_app
 from verbatim.auth import ensure_therapist
@@ -185,7 +185,7 @@ def rsettings() -> ReliabilitySettings:
 @pytest.fixture
 def app_settings(database_url: str, redis_url: str, data_dir: Path) -> Settings:
     """Verbatim settings without a recognizer (the analysis never calls one)."""
-    return load_settings(**FAST, database_url=runtime_url(database_url, APP_PASSWORD), redis_url=redis_url,
+    return load_settings(**FAST, database_url=runtime_url(database_url), redis_url=redis_url,
                          data_dir=data_dir)
 
 
@@ -299,7 +299,7 @@ def worker_procs(database_url: str, data_dir: Path) -> Iterator[Callable[..., Wo
     procs: list[WorkerProcess] = []
 
     def spawn(redis_url: str, **overrides: Any) -> WorkerProcess:
-        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url, APP_PASSWORD),
+        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url),
                    VERBATIM_REDIS_URL=redis_url, VERBATIM_DATA_DIR=str(data_dir), VERBATIM_LOG_JSON="true")
         env.update({f"RELIABILITY_{k.upper()}": str(v) for k, v in {**FAST_RELIABILITY, **overrides}.items()})
         name = f"analysis-{len(procs)}"

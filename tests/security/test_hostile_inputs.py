@@ -16,7 +16,6 @@ import pytest
 import redis
 from sqlalchemy.engine import make_url
 
-from tests.conftest import APP_PASSWORD
 from tests.security.hostile import ApiProcess, Context, load_rows, prepare, run_row
 from verbatim.db.roles import runtime_url
 
@@ -45,7 +44,7 @@ def hostile(pg_server_url: str, template_db: str, redis_server_url: str, redis_d
     data_dir.mkdir()
     # A 30 min duration limit: the 5 h bombs are still 6× past it, and refused sooner than at 4 h
     # (bench/security.py measures them against the 4 h default).
-    api = ApiProcess(runtime_url(db_url, APP_PASSWORD), redis_url, data_dir, max_duration_s=1800)
+    api = ApiProcess(runtime_url(db_url), redis_url, data_dir, max_duration_s=1800)
     api.start()
     try:
         yield prepare(api, db_url, redis_url)
