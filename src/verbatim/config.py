@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
+    max_concurrent_uploads: int = Field(
+        8, ge=1, description="Upload bodies one token may send to one API process at once; more are 429"
+    )
     max_open_uploads: int = Field(
         20, ge=1, description="Resumable uploads one therapist may have open at once (a bulk import needs more)"
     )

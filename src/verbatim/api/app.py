@@ -21,6 +21,7 @@ from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
+from verbatim.api.upload_slots import UploadSlots
 from verbatim.config import Settings
 from verbatim.db.engine import dispose_all, engine
 from verbatim.db.repo import Repo
@@ -48,6 +49,7 @@ def create_app(settings: Settings) -> FastAPI:
             volume=volume,
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s),
             cleanup=make_cleanup(settings, repo, recognizer, volume, client),
+            upload_slots=UploadSlots(settings.max_concurrent_uploads),
         )
         yield
         recognizer.close()
