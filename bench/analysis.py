@@ -41,6 +41,7 @@ from verbatim.db.engine import db_session, dispose_all
 from verbatim.db.migrate import upgrade
 from verbatim.db.models import Session
 from verbatim.db.repo import Repo
+from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 from verbatim.polish.rules import RulePolisher, rule_therapist
 from verbatim.polish.split import speaker_roles, split_per_client
@@ -168,7 +169,7 @@ def main() -> None:
         ids, therapist_id = publish_sessions(database_url, total, args.turns, args.seed)
         print(f"published {total} sessions of {args.turns} turns in {time.monotonic() - t0:.1f} s "
               f"(PostgreSQL {'embedded' if not os.environ.get('VERBATIM_DATABASE_URL') else server_url})")
-        env = dict(os.environ, VERBATIM_DATABASE_URL=database_url, VERBATIM_REDIS_URL=redis_url,
+        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url), VERBATIM_REDIS_URL=redis_url,
                    VERBATIM_LOG_JSON="true", VERBATIM_LOG_LEVEL="WARNING", VERBATIM_DATA_DIR=str(scratch))
         for i in range(CONSUMERS):
             log = open(scratch / f"worker-{i}.log", "ab")  # noqa: SIM115 - lives as long as the process

@@ -29,6 +29,7 @@ import redis
 from sqlalchemy.engine import make_url
 
 from verbatim.config import Settings, load_settings
+from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,9 +261,15 @@ def data_dir(scratch: Path) -> Path:
 
 
 def make_settings(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path, **extra: object) -> Settings:
+    """Settings of the processes under test: they connect as the runtime role, as in production
+    (``database_url``, the administrator's, stays the tests' own for arranging and inspecting).
+
+    No password: the test servers trust local users, and setting one from every test process
+    would race (two ALTER ROLE of one role at once fail with "tuple concurrently updated").
+    """
     values: dict[str, object] = {
         **FAST,
-        "database_url": database_url,
+        "database_url": runtime_url(database_url),
         "redis_url": redis_url,
         "recognizer_url": asr.url + "/v2",
         "recognizer_api_key": API_KEY,

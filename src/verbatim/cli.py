@@ -123,14 +123,13 @@ def api() -> None:
     import uvicorn
 
     from verbatim.api.app import create_app
+    from verbatim.api.serve import server_options
 
     _configure_logs()
     s = get_settings()
     s.refuse_default_secrets("api")
-    # A bounded number of connections (more get 503 at once) and a short keep-alive: a client
-    # holding connections open cannot starve the others.
     uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning", timeout_graceful_shutdown=10,
-                limit_concurrency=s.api_max_connections, timeout_keep_alive=5)
+                **server_options(s))
 
 
 @app.command("asr-server")

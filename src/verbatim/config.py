@@ -70,11 +70,17 @@ class Settings(BaseSettings):
         description="How long a break-glass grant lets a colleague read one session's transcript",
     )
     upload_idle_s: float = Field(30.0, gt=0, description="An upload that sends nothing for this long is refused (408)")
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="A connection whose request line and headers are not all in after this long is closed"
+    )
     api_max_connections: int = Field(
         256, ge=1, description="Concurrent connections one API process serves; more are answered 503 at once"
     )
     max_upload_bytes: int = Field(2 * 1024**3, gt=0, description="Largest accepted recording (2 GiB)")
     max_duration_s: float = Field(4 * 3600, gt=0, description="Longest accepted recording (4 h)")
+    max_concurrent_uploads: int = Field(
+        8, ge=1, description="Upload bodies one token may send to one API process at once; more are 429"
+    )
     max_open_uploads: int = Field(
         20, ge=1, description="Resumable uploads one therapist may have open at once (a bulk import needs more)"
     )

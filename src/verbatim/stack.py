@@ -24,17 +24,28 @@ import httpx
 
 from verbatim.config import Settings, load_settings
 from verbatim.db.migrate import upgrade
+from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, default_data_root, free_port, port_free
 from verbatim.errors import EmbeddedServerError
 
 
 @dataclass
 class Servers:
-    """The PostgreSQL and Redis URLs in use, and any embedded servers we started for them."""
+    """The PostgreSQL and Redis URLs in use, and any embedded servers we started for them.
+
+    ``database_url`` is an administrator's (it migrates, creating the roles); the child processes
+    connect as the runtime role (``app_url``), which cannot rewrite the audit log.
+    """
 
     database_url: str
     redis_url: str
     embedded: list[EmbeddedPostgres | EmbeddedRedis] = field(default_factory=list)
+    app_password: str | None = None
+
+    @property
+    def app_url(self) -> str:
+        """The runtime role's URL (``verbatim.db.roles.runtime_url``) on the same database."""
+        return runtime_url(self.database_url, self.app_password)
 
     def stop(self) -> None:
         for server in reversed(self.embedded):
@@ -63,7 +74,7 @@ def ensure_servers(settings: Settings, say: Callable[[str], object] = print) -> 
         rd.start()
         embedded.append(rd)
         redis_url = rd.url
-    return Servers(database_url, redis_url, embedded)
+    return Servers(database_url, redis_url, embedded, settings.db_app_password)
 
 
 @dataclass
@@ -100,7 +111,7 @@ class Stack:
         # VERBATIM_MODE says otherwise.
         env.setdefault("VERBATIM_MODE", "development")
         env.update(
-            VERBATIM_DATABASE_URL=self.servers.database_url,
+            VERBATIM_DATABASE_URL=self.servers.app_url,
             VERBATIM_REDIS_URL=self.servers.redis_url,
             VERBATIM_DATA_DIR=str(self.settings.data_dir.resolve()),
             VERBATIM_API_PORT=str(self.api_port),
@@ -155,7 +166,9 @@ class Stack:
                 raise EmbeddedServerError(
                     f"port {port} for the {role} is in use (another `verbatim up` on this machine?); "
                     f"set VERBATIM_{'API' if role == 'API' else 'ASR'}_PORT to a free port")
-        upgrade(self.servers.database_url)
+        # Migrations (and the roles they create) come first, as the administrator: the children
+        # connect as the runtime role, which exists and holds its grants only after this.
+        upgrade(self.servers.database_url, app_password=self.servers.app_password)
         self.spawn("asr-server", "asr-server")
         self.spawn("api", "api")
         for i in range(1, self.workers + 1):
@@ -172,7 +185,9 @@ class Stack:
         return self.settings.data_dir / STACK_ENV_FILE
 
     def write_env_file(self) -> None:
-        lines = [f"VERBATIM_DATABASE_URL={self.servers.database_url}", f"VERBATIM_REDIS_URL={self.servers.redis_url}",
+        # The runtime role's URL: `verbatim token create`, `sessions`, `clinic` need no more than the
+        # running processes do (`verbatim migrate` takes an administrator's URL explicitly).
+        lines = [f"VERBATIM_DATABASE_URL={self.servers.app_url}", f"VERBATIM_REDIS_URL={self.servers.redis_url}",
                  f"VERBATIM_API_URL={self.api_url}"]
         self.env_file.write_text("\n".join(lines) + "\n")
         self.env_file.chmod(0o600)

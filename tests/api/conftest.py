@@ -20,6 +20,7 @@ from tests.conftest import AsrServer, make_settings
 from tests.factories import token_for
 from verbatim import keys
 from verbatim.api.app import create_app
+from verbatim.api.serve import server_options
 from verbatim.config import Settings
 from verbatim.embedded import free_port
 from verbatim.sealed import is_sealed, load_ring, read_sealed
@@ -149,7 +150,7 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
-                                                    log_level="warning", lifespan="on"))
+                                                    log_level="warning", lifespan="on", **server_options(settings)))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def start(self) -> None:

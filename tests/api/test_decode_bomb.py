@@ -4,34 +4,16 @@ past the duration limit — hours of 2-byte Opus packets cost the limit, not the
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 from pathlib import Path
 
-import av
-import numpy as np
 import pytest
 
 from tests.api.conftest import Api
 from tests.conftest import SAMPLES
 from tests.factories import token_for
+from tests.security.media import opus_bomb
 from verbatim import audio
 from verbatim.errors import AudioTooLong, AudioUnreadable
-
-
-def opus_bomb(path: Path, seconds: int) -> Path:
-    """A WebM with no Duration (live mode) of ``seconds`` of 2-byte silent Opus packets (20 ms each)."""
-    with av.open(str(path), "w", format="webm", options={"live": "1"}) as out:
-        stream = out.add_stream("libopus", rate=48000)
-        stream.layout = "mono"
-        first = av.AudioFrame.from_ndarray(np.zeros((1, 960), dtype=np.int16), format="s16", layout="mono")
-        first.sample_rate, first.pts = 48000, 0
-        list(stream.encode(first))  # initialises the codec's header
-        for i in range(seconds * 50):
-            packet = av.Packet(b"\xf8\xff")
-            packet.stream, packet.pts, packet.dts, packet.duration = stream, i * 960, i * 960, 960
-            packet.time_base = Fraction(1, 48000)
-            out.mux(packet)
-    return path
 
 
 def test_probe_stops_decoding_at_the_limit(tmp_path: Path) -> None:

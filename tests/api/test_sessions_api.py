@@ -292,3 +292,10 @@ def test_answers_with_patient_data_are_never_cached_or_sniffed(api: Api, alice: 
     assert (r.headers["cache-control"], r.headers["x-content-type-options"]) == ("no-store", "nosniff")
     assert "strict-transport-security" not in r.headers  # plain HTTP here; HSTS only over TLS
     assert api.client.get("/healthz").headers["x-content-type-options"] == "nosniff"
+
+
+def test_answers_over_tls_carry_hsts(api: Api, alice: str) -> None:
+    """Served over TLS (the ASGI scheme is https, e.g. behind ``--proxy-headers``): browsers keep to HTTPS."""
+    r = api.client.get("https://testserver/v1/sessions", headers=api.headers(alice))
+    assert r.status_code == 200
+    assert r.headers["strict-transport-security"].startswith("max-age=")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from tests.api.conftest import TUS, Api, LiveServer, good_metadata
 from tests.conftest import SAMPLES
@@ -204,3 +205,24 @@ def test_a_stalled_patch_is_ended_so_the_resume_is_not_locked_out(
             assert answer.startswith(b"HTTP/1.1 408") and b"upload_idle" in answer
         head = http.head(f"/v1/uploads/{upload_id}")
         assert head.status_code == 200 and head.headers["upload-offset"] == "1000"
+
+
+def test_the_file_name_is_not_kept_past_the_upload(api: Api, alice: str, database_url: str) -> None:
+    """A tus ``filename`` names the patient: gone from the volume and the database once finalized."""
+    body = JFK.read_bytes()
+    name = base64.b64encode(b"Jane Doe session.wav").decode()
+    upload_id = api.tus_create(alice, len(body), headers={"upload-metadata": f"filename {name}"}).json()["upload_id"]
+    assert api.tus_patch(alice, upload_id, 0, body).status_code == 204
+    done = api.finalize(alice, upload_id)
+    assert done.status_code == 201, done.text
+    assert "Jane Doe" not in done.text
+    for path in api.settings.data_dir.rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert b"Jane Doe" not in content and name.encode() not in content, path
+    with db_session(database_url) as db:
+        tables = db.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).scalars().all()
+        for table in tables:
+            hits = db.execute(text(f'SELECT count(*) FROM "{table}" t WHERE t::text LIKE :a OR t::text LIKE :b'),
+                              {"a": "%Jane Doe%", "b": f"%{name}%"}).scalar_one()
+            assert hits == 0, table

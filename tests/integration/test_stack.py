@@ -6,7 +6,12 @@ import os
 import signal
 from pathlib import Path
 
+import psycopg
+from sqlalchemy.engine import make_url
+
 from verbatim.config import load_settings
+from verbatim.db.engine import dispose_all
+from verbatim.db.roles import APP_ROLE
 from verbatim.embedded import free_port
 from verbatim.stack import Servers, Stack, running_stack_env
 
@@ -18,6 +23,11 @@ def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, red
     try:
         stack.start()
         assert running_stack_env(data_dir)["VERBATIM_API_URL"] == stack.api_url
+        # Every child connects as the runtime role; only the migration used the administrator.
+        assert make_url(running_stack_env(data_dir)["VERBATIM_DATABASE_URL"]).username == APP_ROLE
+        dispose_all()  # the migration's pooled administrator connections, held by this process
+        users = _connected_users(database_url)
+        assert users == {APP_ROLE}, users
         worker = next(c for c in stack.children if c.name == "worker-1")
         os.killpg(worker.proc.pid, signal.SIGKILL)
         worker.proc.wait(10)
@@ -29,3 +39,13 @@ def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, red
         stack.stop()
     assert all(p.poll() is not None for p in procs)
     assert running_stack_env(data_dir) == {}
+
+
+def _connected_users(database_url: str) -> set[str]:
+    """The roles of every other connection to this test's database (the stack's children)."""
+    u = make_url(database_url)
+    with psycopg.connect(host=u.host, port=u.port or 5432, user=u.username, dbname=u.database,
+                         autocommit=True) as conn:
+        rows = conn.execute("SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = %s AND pid <> "
+                            "pg_backend_pid()", (u.database,)).fetchall()
+    return {row[0] for row in rows}

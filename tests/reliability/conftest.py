@@ -29,6 +29,7 @@ from verbatim.config import Settings, load_settings
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session, Transcript
 from verbatim.db.repo import Repo
+from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedRedis
 from verbatim.polish.rules import RulePolisher, rule_therapist
 from verbatim.polish.split import speaker_roles, split_per_client
@@ -184,7 +185,8 @@ def rsettings() -> ReliabilitySettings:
 @pytest.fixture
 def app_settings(database_url: str, redis_url: str, data_dir: Path) -> Settings:
     """Verbatim settings without a recognizer (the analysis never calls one)."""
-    return load_settings(**FAST, database_url=database_url, redis_url=redis_url, data_dir=data_dir)
+    return load_settings(**FAST, database_url=runtime_url(database_url), redis_url=redis_url,
+                         data_dir=data_dir)
 
 
 @pytest.fixture
@@ -297,8 +299,8 @@ def worker_procs(database_url: str, data_dir: Path) -> Iterator[Callable[..., Wo
     procs: list[WorkerProcess] = []
 
     def spawn(redis_url: str, **overrides: Any) -> WorkerProcess:
-        env = dict(os.environ, VERBATIM_DATABASE_URL=database_url, VERBATIM_REDIS_URL=redis_url,
-                   VERBATIM_DATA_DIR=str(data_dir), VERBATIM_LOG_JSON="true")
+        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url),
+                   VERBATIM_REDIS_URL=redis_url, VERBATIM_DATA_DIR=str(data_dir), VERBATIM_LOG_JSON="true")
         env.update({f"RELIABILITY_{k.upper()}": str(v) for k, v in {**FAST_RELIABILITY, **overrides}.items()})
         name = f"analysis-{len(procs)}"
         proc = WorkerProcess(name, env, data_dir / f"{name}.log")

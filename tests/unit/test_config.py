@@ -28,3 +28,12 @@ def test_openai_polisher_needs_a_base_url() -> None:
 def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERBATIM_MAX_RUNS", "7")
     assert load_settings().max_runs == 7
+
+
+def test_the_recognizer_listens_on_localhost_unless_told_otherwise() -> None:
+    """It holds patient audio (security issue, item 3): only compose, on its internal network, widens it."""
+    from pathlib import Path
+
+    assert load_settings().asr_host == "127.0.0.1"
+    dockerfile = (Path(__file__).resolve().parents[2] / "Dockerfile").read_text()
+    assert "VERBATIM_ASR_HOST" not in dockerfile

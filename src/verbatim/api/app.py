@@ -22,6 +22,7 @@ from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
+from verbatim.api.upload_slots import UploadSlots
 from verbatim.config import Settings
 from verbatim.db.engine import dispose_all, engine
 from verbatim.db.repo import Repo
@@ -49,6 +50,7 @@ def create_app(settings: Settings) -> FastAPI:
             volume=volume,
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s, volume.ring),
             cleanup=make_cleanup(settings, repo, recognizer, volume, client),
+            upload_slots=UploadSlots(settings.max_concurrent_uploads),
         )
         yield
         recognizer.close()
@@ -67,7 +69,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
-    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url)
+    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
     app.add_middleware(SecurityHeaders)

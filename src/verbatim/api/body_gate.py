@@ -10,7 +10,11 @@ without a token used to be read, buffered and parsed before the 401. This gate r
 2. Each route has a body cap: uploads keep their own streaming limits (multipart and tus
    enforce ``max_upload_bytes`` as they stream); every other route takes at most
    ``SMALL_BODY_BYTES`` (64 KiB). A declared length over the cap is refused 413 before
-   reading; a chunked body is buffered only up to the cap, then refused.
+   reading; a chunked body is buffered only up to the cap, then refused. A small body that
+   goes silent for ``idle_s`` seconds is answered 408: the gate buffers it, so the gate times it.
+   The tus finalize (``POST /v1/sessions`` with a JSON body) is a small body too.
+3. A buffered JSON body nested too deeply for Python's parser (``[`` × 60 000) is answered 422
+   here: FastAPI would turn its RecursionError into a bare 400 "error parsing the body".
 
 Why our own code: the order (auth, then cap, then body) is the point, and no maintained
 middleware does "authenticate before the body" for a FastAPI app.
@@ -18,6 +22,7 @@ middleware does "authenticate before the body" for a FastAPI app.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -59,6 +64,24 @@ def _declared(scope: Scope) -> tuple[int | None, bool]:
     return length, chunked or bool(length)
 
 
+def _content_type(scope: Scope) -> bytes:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return value.split(b";", 1)[0].strip().lower()
+    return b""
+
+
+def _too_deep(messages: list[Message]) -> bool:
+    """Whether the buffered body (at most the small cap) is JSON nested past the parser's recursion limit."""
+    try:
+        json.loads(b"".join(m.get("body", b"") for m in messages))
+    except RecursionError:
+        return True
+    except ValueError:
+        return False  # not JSON at all: the route answers that (422 with the parser's message)
+    return False
+
+
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
@@ -81,9 +104,10 @@ class BodyGate:
     ``database_url`` is a callable so the app can build it in its lifespan (per process).
     """
 
-    def __init__(self, app: ASGIApp, database_url: Callable[[], str]):
+    def __init__(self, app: ASGIApp, database_url: Callable[[], str], idle_s: float = 30.0):
         self.app = app
         self.database_url = database_url
+        self.idle_s = idle_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
@@ -103,6 +127,8 @@ class BodyGate:
             return
         scope.setdefault("state", {})["principal"] = who
         cap = body_cap(scope["method"], scope["path"])
+        if cap is None and _content_type(scope) == b"application/json":
+            cap = SMALL_BODY_BYTES  # the tus finalize: a small JSON body on the upload route
         if cap is None:
             await self.app(scope, receive, send)
             return
@@ -113,7 +139,11 @@ class BodyGate:
         messages: list[Message] = []
         size = 0
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.idle_s)
+            except TimeoutError:
+                await _answer(send, 408, "body_idle", f"no body data for {self.idle_s:.0f} s; send the request again")
+                return
             messages.append(message)
             if message["type"] != "http.request":
                 break
@@ -123,6 +153,10 @@ class BodyGate:
                 return
             if not message.get("more_body", False):
                 break
+
+        if _content_type(scope) == b"application/json" and _too_deep(messages):
+            await _answer(send, 422, "body_not_json", "the JSON body is nested too deeply")
+            return
 
         async def replay() -> Message:
             return messages.pop(0) if messages else await receive()

@@ -9,6 +9,7 @@ import redis
 from fastapi import Depends, Request
 
 from verbatim.api.errors import ApiError
+from verbatim.api.upload_slots import UploadSlots
 from verbatim.audit import Actor
 from verbatim.auth import Principal, resolve
 from verbatim.config import Settings
@@ -30,6 +31,7 @@ class Services:
     volume: AudioVolume
     uploads: ResumableUploads
     cleanup: Cleanup
+    upload_slots: UploadSlots
 
 
 def services(request: Request) -> Services:

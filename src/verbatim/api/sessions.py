@@ -291,8 +291,9 @@ async def create_session(
         declared = request.headers.get("content-length", "")
         if declared.isdigit():
             require_space(svc.settings, int(declared))  # 507 before a byte is written
-        upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes, svc.volume.ring,
-                               svc.settings.upload_idle_s)
+        with svc.upload_slots.hold(who.token_id):
+            upload = await receive(request, svc.volume.new_incoming(), svc.settings.max_upload_bytes,
+                                   svc.volume.ring, svc.settings.upload_idle_s)
     sent_digest = request.headers.get("x-content-sha256") or request.headers.get("digest-sha256")
     # Probing, fsync, PostgreSQL and Redis all block: keep them off the event loop.
     session, created = await run_in_threadpool(_create_from_upload, svc, actor, upload, idempotency_key, sent_digest)

@@ -223,7 +223,7 @@ async def upload_offset(upload_id: str, request: Request, svc: ServicesDep, who:
     Errors: 412, 404 (unknown or another therapist's), 410 expired, 423 still being written.
     """
     _require_tus(request)
-    with await _acquire(svc.uploads, upload_id, who) as locked:
+    with svc.upload_slots.hold(who.token_id), await _acquire(svc.uploads, upload_id, who) as locked:
         return Response(status_code=200, headers=_state_headers(locked.info, locked.offset))
 
 

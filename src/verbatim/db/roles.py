@@ -21,6 +21,7 @@ Why our own code: role and grant management is a few idempotent statements tied 
 from __future__ import annotations
 
 from sqlalchemy import Connection, text
+from sqlalchemy.engine import make_url
 
 OWNER_ROLE = "verbatim_owner"
 APP_ROLE = "verbatim_app"
@@ -35,6 +36,14 @@ DO $$ BEGIN
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 """
+
+
+def runtime_url(admin_url: str, app_password: str | None = None) -> str:
+    """``admin_url`` (a SQLAlchemy URL) with the runtime role as its user: what the API, workers,
+    sweep process and analysis worker connect with. Same host, port and database; the password is
+    ``app_password`` (``VERBATIM_DB_APP_PASSWORD``) or none (trust auth: the embedded server, CI)."""
+    url = make_url(admin_url).set(username=APP_ROLE, password=app_password)
+    return url.render_as_string(hide_password=False)
 
 
 def ensure_roles(conn: Connection, app_password: str | None = None) -> None:
