@@ -7,7 +7,7 @@ import re
 
 from sqlalchemy import text
 
-from tests.browser.conftest import Web
+from tests.browser.conftest import Web, published
 from tests.factories import token_for
 from tests.reliability.conftest import publish_session, punct, turn, word
 from verbatim.db.engine import db_session
@@ -56,7 +56,7 @@ def test_another_therapists_session_is_a_404_page(web: Web, alice: str) -> None:
 
 def test_form_post_without_csrf_token_is_403(web: Web, alice: str) -> None:
     assert web.settings.database_url
-    sid = publish_session(web.settings.database_url, therapist="Alice", clinic="North Clinic")
+    sid = published(web.settings.database_url)
     web.sign_in(alice)
     # The browser's own cookie goes with it (as a forged cross-site form would try), but no CSRF token.
     answer = web.page.request.post(f"{web.url}/app/sessions/{sid}/speakers",
@@ -75,7 +75,7 @@ def test_script_in_a_segment_renders_as_text(web: Web, alice: str) -> None:
     hostile = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
     raw = [turn("S1", 0.0, 2.0, [word("hello", 0.1), punct(".", 0.4)]),
            turn("S2", 2.1, 4.0, [word(hostile, 2.2)])]
-    sid = publish_session(web.settings.database_url, raw, therapist="Alice", clinic="North Clinic", polish=False)
+    sid = published(web.settings.database_url, raw, polish=False)
     web.sign_in(alice)
     web.go(f"/app/sessions/{sid}")
     assert web.page.get_by_text(hostile).first.is_visible()

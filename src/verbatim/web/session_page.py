@@ -61,13 +61,14 @@ def _parts(text: str, doubts: list[SuggestionOut]) -> tuple[list[Part], list[Sug
             loose.append(doubt)
             continue
         shown = doubt.suggested if doubt.status in ("validated", "auto_applied") and doubt.suggested else doubt.original
-        at = rest.find(shown) if shown else -1
+        # Polish may have capitalised the word: find it regardless of case, show it as written.
+        at = rest.casefold().find(shown.casefold()) if shown else -1
         if at < 0:
             loose.append(doubt)
             continue
         if at:
             parts.append(Part(rest[:at]))
-        parts.append(Part(shown, doubt))
+        parts.append(Part(rest[at:at + len(shown)], doubt))
         rest = rest[at + len(shown):]
     if rest:
         parts.append(Part(rest))
