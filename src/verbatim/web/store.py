@@ -92,3 +92,8 @@ def redeem_link(database_url: str, code: str) -> uuid.UUID | None:
             "UPDATE web_sign_in_links SET used_at = now() "
             "WHERE code_hash = :h AND used_at IS NULL AND expires_at > now() RETURNING token_id"
         ), {"h": hash_token(code)}).scalar_one_or_none()
+
+
+def sign_in_link(database_url: str, token_id: uuid.UUID, base_url: str, ttl_s: float) -> str:
+    """The address of a new one-time sign-in link for the token, on the pages at ``base_url``."""
+    return f"{base_url.rstrip('/')}/app/sign-in/link?code={create_link(database_url, token_id, ttl_s)}"
