@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from verbatim import audit
 from verbatim.api.deps import ServicesDep
-from verbatim.api.sessions import _outs, visible
+from verbatim.api.sessions import WITHOUT_TURNS, _outs, visible
 from verbatim.audit import Actor
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session
@@ -32,7 +32,7 @@ POLL_S = 3
 def listing(svc: ServicesDep, actor: Actor, status: SessionStatus | None, since: date | None, until: date | None,
             page: int, *, redact: bool) -> dict[str, Any]:
     """One page of the caller's visible sessions (newest first) and the filters, for a template. Audited."""
-    stmt = select(Session).where(visible(actor.principal))
+    stmt = select(Session).options(*WITHOUT_TURNS).where(visible(actor.principal))
     if status is not None:
         stmt = stmt.where(Session.status == status.value)
     if since is not None:

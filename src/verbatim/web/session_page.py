@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -147,12 +147,13 @@ def _back(session_id: uuid.UUID, anchor: str = "") -> RedirectResponse:
     return RedirectResponse(f"/app/sessions/{session_id}{anchor}", 303)
 
 
-@router.post("/suggestions/{suggestion_id}/{action}")
-def review(suggestion_id: uuid.UUID, action: str, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
-    """Validate, ignore or revert a suggestion; back to its place in the transcript."""
+@router.post("/suggestions/{suggestion_id}")
+def review(suggestion_id: uuid.UUID, request: Request, svc: ServicesDep, page: CsrfDep,
+           action: Annotated[str, Form(max_length=20)]) -> Response:
+    """Validate, ignore or revert a suggestion (the button pressed); back to its place in the transcript."""
     moves = {"validate": Action.VALIDATED, "ignore": Action.IGNORED, "revert": Action.REVERTED}
     if action not in moves:
-        raise PageError(404, "There is no such action.")
+        raise PageError(422, "Choose validate, ignore or revert.")
     try:
         done = _move(svc, page.principal, suggestion_id, moves[action])
     except ApiError as exc:
