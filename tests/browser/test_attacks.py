@@ -41,6 +41,24 @@ def test_idle_session_asks_to_sign_in_again(web: Web, alice: str) -> None:
                    {"s": web.settings.web_idle_s + 1})
     web.go("/app/sessions")
     assert "/app/sign-in" in web.page.url
+    assert web.page.get_by_text("Your session ended after a period without activity").is_visible()
+
+
+def test_wrong_token_and_operations_token_do_not_sign_in(web: Web) -> None:
+    web.go("/app/sign-in")
+    web.page.get_by_label("Your access token").fill("vbt_not-a-token")
+    web.page.get_by_role("button", name="Sign in").click()
+    assert web.page.get_by_text("That token is unknown, expired or revoked.").is_visible()
+    ops = token_for(web.settings, "ops", "North Clinic", scope="admin")
+    web.page.get_by_label("Your access token").fill(ops)
+    web.page.get_by_role("button", name="Sign in").click()
+    assert web.page.get_by_text("Operations tokens (admin scope) do not open").is_visible()
+    assert web.cookie() is None
+
+
+def test_form_post_without_a_session_goes_to_sign_in_unread(web: Web) -> None:
+    answer = web.page.request.post(f"{web.url}/app/sign-out", form={"csrf_token": "x"}, max_redirects=0)
+    assert answer.status == 303 and answer.headers["location"] == "/app/sign-in"
 
 
 def test_another_therapists_session_is_a_404_page(web: Web, alice: str) -> None:

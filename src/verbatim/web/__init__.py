@@ -50,7 +50,7 @@ def _html_for_pages(fallback: Handler | None) -> Handler:
 
     async def handle(request: Request, exc: Exception) -> Response:
         if isinstance(exc, SignInRequired):
-            return sign_in_redirect(exc.next_path)
+            return sign_in_redirect(exc.next_path, exc.expired)
         if request.url.path.startswith("/app") or fallback is None:
             status, message = _status(exc)
             if status == 404:

@@ -35,9 +35,10 @@ register_filters(env)
 class SignInRequired(Exception):
     """Raised when a page is asked for without a live page session (answered 303 → sign-in)."""
 
-    def __init__(self, next_path: str):
+    def __init__(self, next_path: str, expired: bool = False):
         super().__init__(next_path)
         self.next_path = next_path
+        self.expired = expired
 
 
 class PageError(Exception):
@@ -59,11 +60,13 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
 def page_session(request: Request, svc: ServicesDep) -> PageSession:
     """The signed-in page session (already resolved by ``BodyGate`` for a form post), or SignInRequired."""
     found = getattr(request.state, "page_session", None)
+    cookie = request.cookies.get(COOKIE)
     if not isinstance(found, PageSession):
-        cookie = request.cookies.get(COOKIE)
         found = touch(svc.repo.url, cookie, svc.settings.web_idle_s) if cookie else None
     if found is None:
-        raise SignInRequired(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+        # A cookie that no longer opens anything: the session went idle (or was signed out elsewhere).
+        raise SignInRequired(request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                             expired=bool(cookie))
     request.state.page_session = found
     return found
 
@@ -96,9 +99,10 @@ async def csrf_checked(request: Request, page: PageDep) -> PageSession:
 CsrfDep = Annotated[PageSession, Depends(csrf_checked)]
 
 
-def sign_in_redirect(next_path: str) -> RedirectResponse:
-    return RedirectResponse(f"/app/sign-in?next={quote(next_path, safe='')}", 303,
-                            headers={"cache-control": "no-store"})
+def sign_in_redirect(next_path: str, expired: bool = False) -> RedirectResponse:
+    """303 to the sign-in page, which then leads back to ``next_path`` (and says why, if ``expired``)."""
+    query = f"next={quote(next_path, safe='')}" + ("&expired=true" if expired else "")
+    return RedirectResponse(f"/app/sign-in?{query}", 303, headers={"cache-control": "no-store"})
 
 
 def safe_next(value: str | None) -> str:

@@ -34,7 +34,8 @@ def _secure(request: Request) -> bool:
 
 def _with_pre_csrf(request: Request, template: str, status: int = 200, **context: object) -> HTMLResponse:
     value = secrets.token_urlsafe(24)
-    response = render(request, template, status, pre_csrf=value, **context)
+    idle_min = round(request.app.state.services.settings.web_idle_s / 60)
+    response = render(request, template, status, pre_csrf=value, idle_min=idle_min, **context)
     response.set_cookie(PRE_CSRF, value, httponly=True, secure=_secure(request), samesite="strict", path="/app/")
     return response
 
