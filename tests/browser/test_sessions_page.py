@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert, text, update
 
 from tests.browser.conftest import Web, scaled_ms
 from verbatim.auth import ensure_therapist
@@ -67,3 +68,15 @@ def test_progress_updates_without_reloading(web: Web, alice: str) -> None:
     assert page.evaluate("window.notReloaded === true")
     # Nothing left in progress: the table stops asking.
     assert page.locator("#session-rows[hx-get]").count() == 0
+
+
+def test_a_poll_after_idle_expiry_sends_the_page_to_sign_in(web: Web, alice: str) -> None:
+    assert web.settings.database_url
+    url = web.settings.database_url
+    _sessions(url, 1, status="queued")
+    web.sign_in(alice)
+    with db_session(url) as db:
+        db.execute(text("UPDATE web_sessions SET last_seen_at = now() - make_interval(secs => :s)"),
+                   {"s": web.settings.web_idle_s + 1})
+    web.page.wait_for_url(re.compile(r".*/app/sign-in\?.*expired=true"), timeout=scaled_ms(20_000))
+    assert web.page.get_by_text("Your session ended after a period without activity").is_visible()

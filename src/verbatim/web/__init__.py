@@ -50,7 +50,11 @@ def _html_for_pages(fallback: Handler | None) -> Handler:
 
     async def handle(request: Request, exc: Exception) -> Response:
         if isinstance(exc, SignInRequired):
-            return sign_in_redirect(exc.next_path, exc.expired)
+            answer = sign_in_redirect(exc.next_path, exc.expired)
+            if request.headers.get("hx-request"):
+                # A poll (htmx) must not swap the sign-in page into the table: send the whole page there.
+                return Response(status_code=204, headers={"HX-Redirect": answer.headers["location"]})
+            return answer
         if request.url.path.startswith("/app") or fallback is None:
             status, message = _status(exc)
             if status == 404:
