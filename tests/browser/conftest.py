@@ -138,3 +138,12 @@ def published(database_url: str, raw: list[dict[str, Any]] | None = None, *, cli
         db.execute(update(Session).where(Session.id == sid).values(
             published_turns=[{**t, "role": roles[t["speaker"]]} for t in turns]))
     return sid
+
+
+def axe_violations(web: Web) -> list[dict[str, Any]]:
+    """Serious and critical accessibility violations axe-core finds in the page as it stands
+    (axe-core's own script, shipped by the axe-playwright-python package, run in the browser)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(web.page)
+    return [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]

@@ -7,7 +7,7 @@ import re
 
 from sqlalchemy import text
 
-from tests.browser.conftest import Web, published
+from tests.browser.conftest import Web, axe_violations, published
 from tests.factories import token_for
 from verbatim.auth import token_id
 from verbatim.db.engine import db_session
@@ -44,6 +44,9 @@ def test_clinic_admin_reads_metadata_then_breaks_glass_with_a_reason(web: Web) -
     assert rows.filter(has_text="transcript_read_break_glass").count() == 1
     assert rows.filter(has_text="break_glass_opened").count() == 1
     web.shot("audit")
+    assert not axe_violations(web)
+    web.go("/app/clinic")
+    assert not axe_violations(web)
     with db_session(url) as db:
         actions = set(db.execute(text("SELECT action FROM audit_log WHERE scope = 'clinic_admin'")).scalars())
     assert {"signed_in", "sessions_listed", "break_glass_opened", "transcript_read_break_glass",

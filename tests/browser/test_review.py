@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from tests.browser.conftest import Web, published, start_web
+from tests.browser.conftest import Web, axe_violations, published, start_web
 from tests.reliability.conftest import analyse_now, suggestions_of
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
@@ -64,13 +64,6 @@ def test_family_session_speakers_and_tabs(web: Web, alice: str) -> None:
     web.shot("family-after")
 
 
-def _axe(web: Web) -> list[dict[str, Any]]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(web.page)
-    return [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
-
-
 @pytest.mark.parametrize("width", [1280, 800])
 def test_pages_pass_axe(browser: Browser, settings: Settings, tmp_path: Path, alice: str, width: int) -> None:
     assert settings.database_url
@@ -80,12 +73,12 @@ def test_pages_pass_axe(browser: Browser, settings: Settings, tmp_path: Path, al
     try:
         found: dict[str, list[dict[str, Any]]] = {}
         web.go("/app/sign-in")
-        found["sign-in"] = _axe(web)
+        found["sign-in"] = axe_violations(web)
         web.sign_in(alice)
         for name, path in (("sessions", "/app/sessions"), ("session", f"/app/sessions/{sid}"),
                            ("upload", "/app/upload")):
             web.go(path)
-            found[name] = _axe(web)
+            found[name] = axe_violations(web)
             web.shot(f"{name}-{width}")
         bad = {k: [(v["id"], v["help"]) for v in vs] for k, vs in found.items() if vs}
         assert not bad, bad
