@@ -10,6 +10,7 @@ from alembic import context
 from sqlalchemy import text
 
 import verbatim.reliability.models  # noqa: F401  - the reliability tables join Base.metadata
+import verbatim.web.models  # noqa: F401  - the web page tables join Base.metadata
 from verbatim.db.engine import engine
 from verbatim.db.models import Base
 

@@ -9,6 +9,18 @@ STAMP=$VENV/.installed
 
 supported() { "$1" -c 'import sys; sys.exit(0 if sys.version_info[:2] in ((3, 11), (3, 12)) else 1)' 2>/dev/null; }
 
+# The browser tests drive Debian's chromium (Playwright's own download cannot work offline).
+# As root, install it when missing; otherwise say how (the browser tests skip without it).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing Debian's chromium for the browser tests"
+    (apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }) \
+      || echo "bootstrap: could not install chromium; the browser tests will skip" >&2
+  else
+    echo "bootstrap: no chromium on PATH; the browser tests will skip (sudo apt-get install chromium)" >&2
+  fi
+fi
+
 if [ -x "$VENV/bin/python" ] && supported "$VENV/bin/python" && [ "$STAMP" -nt pyproject.toml ]; then
   exit 0
 fi

@@ -11,7 +11,8 @@ Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcrip
 ``speakers_corrected``, ``session_deleted``, ``suggestions_read``, ``suggestion_reviewed``,
 ``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``dlq_reprocess``,
 ``upload_created``, ``audit_read``, ``break_glass_opened``, ``transcript_read_break_glass``,
-``break_glass_listed``, ``note_requested``, ``note_read``, ``note_read_break_glass``, ``note_versions_read``,
+``break_glass_listed``, ``signed_in``, ``signed_out`` (the web pages; their rows carry
+``{"via": "web"}``), ``note_requested``, ``note_read``, ``note_read_break_glass``, ``note_versions_read``,
 ``note_edited``, ``note_signed``, ``note_cosigned``, ``note_amended``, ``note_exported``, ``template_created``,
 ``notes_batch_requested``, ``notes_batch_read``, ``client_record_exported``; by Verbatim itself (scope
 ``system``): ``transcript_expired``.

@@ -92,12 +92,25 @@ def up() -> None:
         console.print("stopped")
 
 
+def page_banner(database_url: str, api_url: str, link_s: float, therapist: str = "Local Therapist",
+                clinic: str = "Local Clinic") -> str:
+    """The pages' address and a one-time sign-in link for a therapist token made for it (1 day)."""
+    from verbatim.auth import create_token, token_id
+    from verbatim.web.store import sign_in_link
+
+    token = create_token(database_url, therapist=therapist, clinic=clinic, expires_in_days=1)
+    link = sign_in_link(database_url, token_id(database_url, token), api_url, link_s)
+    return (f"Clinicians' pages: {api_url}/app — sign in as {therapist} with this one-time link "
+            f"(valid {link_s / 60:.0f} min): {link}")
+
+
 def _serve(stack: Stack) -> None:
     """Announce the stack, then keep it at full strength until Ctrl-C / SIGTERM."""
     try:
         console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
                       f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
                       f"through {stack.env_file}. Ctrl-C to stop.")
+        console.print(page_banner(stack.servers.database_url, stack.api_url, stack.settings.sign_in_link_s))
         while True:
             time.sleep(1)
             for name in stack.respawn_exited():
@@ -256,10 +269,13 @@ def token_create(
     therapist: Annotated[str | None, typer.Option(help="Therapist name (created if new)")] = None,
     scope: Annotated[str, typer.Option(help="therapist | clinic_admin | admin")] = "therapist",
     days: Annotated[float, typer.Option(help="Days until it expires", min=0.01, max=3650)] = 90,
+    link: Annotated[bool, typer.Option(help="Also print a one-time sign-in link to the web pages")] = False,
 ) -> None:
     """Issue a bearer token and print it (it is stored hashed and never shown again); its id goes to
-    stderr, for `verbatim token revoke <id>`."""
+    stderr, for `verbatim token revoke <id>`. With --link, a one-time sign-in link follows it
+    (valid VERBATIM_SIGN_IN_LINK_S, on VERBATIM_PUBLIC_URL)."""
     from verbatim.auth import create_token, token_id
+    from verbatim.web.store import sign_in_link
 
     database_url, _ = _urls()
     try:
@@ -268,7 +284,12 @@ def token_create(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     print(token)
-    print(f"token id (to revoke it): {token_id(database_url, token)}", file=sys.stderr)
+    found = token_id(database_url, token)
+    print(f"token id (to revoke it): {found}", file=sys.stderr)
+    if link:
+        s = get_settings()
+        base = s.public_url or f"http://{s.api_host}:{s.api_port}"
+        print(sign_in_link(database_url, found, base, s.sign_in_link_s))
 
 
 @token_app.command("revoke")

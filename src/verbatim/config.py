@@ -69,6 +69,16 @@ class Settings(BaseSettings):
         3600.0, gt=0, le=24 * 3600.0,
         description="How long a break-glass grant lets a colleague read one session's transcript",
     )
+    web_idle_s: float = Field(
+        900.0, gt=0, le=12 * 3600.0,
+        description="A signed-in web page session ends after this long without a request (15 min)",
+    )
+    sign_in_link_s: float = Field(
+        900.0, gt=0, le=7 * 86400.0, description="How long a one-time sign-in link (token create --link) works",
+    )
+    public_url: str | None = Field(
+        None, description="Address clinicians open (sign-in links); unset → http://API_HOST:API_PORT",
+    )
     upload_idle_s: float = Field(30.0, gt=0, description="An upload that sends nothing for this long is refused (408)")
     header_timeout_s: float = Field(
         10.0, gt=0, description="A connection whose request line and headers are not all in after this long is closed"

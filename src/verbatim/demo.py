@@ -15,9 +15,10 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from verbatim.auth import create_token
+from verbatim.auth import create_token, token_id
 from verbatim.client import ApiClient
 from verbatim.stack import local_stack, settings_for_stack
+from verbatim.web.store import sign_in_link
 
 STAGES = ["queued", "recognizing", "checkpointed", "publishing", "ready"]
 TIMEOUT_S = 900
@@ -56,6 +57,10 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
     with local_stack(settings_for_stack(), console.print) as stack:
         token = create_token(stack.servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic",
                              expires_in_days=1)
+        link = sign_in_link(stack.servers.database_url, token_id(stack.servers.database_url, token), stack.api_url,
+                            stack.settings.sign_in_link_s)
+        console.print(f"While the demo runs, the clinicians' pages are at {stack.api_url}/app — sign in as Demo "
+                      f"Therapist with this one-time link: {link}")
         with ApiClient(stack.api_url, token) as api:
             ids = {}
             refused = 0

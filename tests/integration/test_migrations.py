@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 import verbatim.reliability.models  # noqa: F401  - the reliability tables join Base.metadata
+import verbatim.web.models  # noqa: F401  - the web page tables join Base.metadata
 from tests.conftest import _admin_conn
 from verbatim.db.engine import engine
 from verbatim.db.migrate import upgrade
@@ -49,7 +50,7 @@ def test_two_migrators_at_once(empty_db: str) -> None:
     outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     with engine(empty_db).connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0007"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0008"
 
 
 def test_audit_log_is_append_only_in_the_database(empty_db: str) -> None:

@@ -1,4 +1,5 @@
-"""The HTTP API (FastAPI): ``/v1`` endpoints, OpenAPI at ``/docs``, ``/healthz``, ``/readyz``, ``/metrics``."""
+"""The HTTP API (FastAPI): ``/v1`` endpoints, the clinicians' pages at ``/app``, OpenAPI at ``/docs``,
+``/healthz``, ``/readyz``, ``/metrics``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
+from verbatim import web
 from verbatim.api import errors
 from verbatim.api.admin import router as admin_router
 from verbatim.api.audit_log import router as audit_router
@@ -63,13 +65,15 @@ def create_app(settings: Settings) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
         # Production hides the API's map (a setting): docs are for developers and integrators.
-        docs_url="/docs" if settings.docs_enabled else None,
+        # /docs itself is served from local Swagger UI files by verbatim.web (no CDN).
+        docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json" if settings.docs_enabled else None,
     )
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
-    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s)
+    app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s,
+                       web_idle_s=settings.web_idle_s)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
     app.add_middleware(SecurityHeaders)
@@ -80,6 +84,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(audit_router)
     app.include_router(break_glass_router)
     app.include_router(notes_router)
+    web.install(app, settings)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

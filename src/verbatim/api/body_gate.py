@@ -7,13 +7,19 @@ without a token used to be read, buffered and parsed before the 401. This gate r
    valid bearer token; otherwise it is answered 401 at once and its body is never read (the
    outer ``CloseOnUnreadBody`` then closes the connection, so the server stops reading too).
    The resolved principal is kept in ``scope["state"]`` so the route does not look it up again.
-2. Each route has a body cap: uploads keep their own streaming limits (multipart and tus
+2. A page of ``/app/…`` that carries a body must come from a signed-in page session (the
+   ``verbatim_session`` cookie; see ``verbatim.web.store``), except the sign-in forms;
+   otherwise it is redirected (303) to the sign-in page, its body unread. A few API routes
+   (the resumable upload and its finalizing ``POST /v1/sessions``) also accept a page session
+   instead of a bearer token, but only with its CSRF token in ``X-CSRF-Token``: the upload page
+   uses them. The resolved page session is kept in ``scope["state"]["page_session"]``.
+3. Each route has a body cap: uploads keep their own streaming limits (multipart and tus
    enforce ``max_upload_bytes`` as they stream); every other route takes at most
    ``SMALL_BODY_BYTES`` (64 KiB). A declared length over the cap is refused 413 before
    reading; a chunked body is buffered only up to the cap, then refused. A small body that
    goes silent for ``idle_s`` seconds is answered 408: the gate buffers it, so the gate times it.
    The tus finalize (``POST /v1/sessions`` with a JSON body) is a small body too.
-3. A buffered JSON body nested too deeply for Python's parser (``[`` × 60 000) is answered 422
+4. A buffered JSON body nested too deeply for Python's parser (``[`` × 60 000) is answered 422
    here: FastAPI would turn its RecursionError into a bare 400 "error parsing the body".
 
 Why our own code: the order (auth, then cap, then body) is the point, and no maintained
@@ -23,14 +29,17 @@ middleware does "authenticate before the body" for a FastAPI app.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import re
 from collections.abc import Callable
+from http.cookies import CookieError, SimpleCookie
 
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from verbatim.auth import Principal, resolve
+from verbatim.web.store import COOKIE, PageSession, touch
 
 SMALL_BODY_BYTES = 64 * 1024
 
@@ -39,6 +48,17 @@ ROUTE_CAPS: list[tuple[str, re.Pattern[str], int | None]] = [
     ("POST", re.compile(r"^/v1/sessions/?$"), None),  # multipart upload, or the small tus finalize
     ("PATCH", re.compile(r"^/v1/uploads/[^/]+/?$"), None),  # tus chunks (offset and size checked)
 ]
+
+
+#: API routes a signed-in page may call with its cookie and X-CSRF-Token (the upload page).
+PAGE_API_ROUTES: list[tuple[str, re.Pattern[str]]] = [
+    ("POST", re.compile(r"^/v1/uploads/?$")),
+    ("HEAD", re.compile(r"^/v1/uploads/[^/]+/?$")),
+    ("PATCH", re.compile(r"^/v1/uploads/[^/]+/?$")),
+    ("POST", re.compile(r"^/v1/sessions/?$")),
+]
+#: Pages that take a form from a browser not signed in yet.
+SIGN_IN_PATHS = frozenset({"/app/sign-in", "/app/sign-in/link"})
 
 
 def body_cap(method: str, path: str) -> int | None:
@@ -90,6 +110,27 @@ def _bearer(scope: Scope) -> str | None:
     return None
 
 
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == wanted:
+            return value.decode("latin-1")
+    return None
+
+
+def _cookie(scope: Scope) -> str | None:
+    """The page-session cookie's value, if the request carries one."""
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(raw)
+    except CookieError:
+        return None
+    morsel = jar.get(COOKIE)
+    return morsel.value if morsel is not None and morsel.value else None
+
+
 async def _answer(send: Send, status: int, code: str, detail: str) -> None:
     body = json.dumps({"error": code, "detail": detail}).encode()
     await send({"type": "http.response.start", "status": status,
@@ -104,28 +145,70 @@ class BodyGate:
     ``database_url`` is a callable so the app can build it in its lifespan (per process).
     """
 
-    def __init__(self, app: ASGIApp, database_url: Callable[[], str], idle_s: float = 30.0):
+    def __init__(self, app: ASGIApp, database_url: Callable[[], str], idle_s: float = 30.0,
+                 web_idle_s: float = 900.0):
         self.app = app
         self.database_url = database_url
         self.idle_s = idle_s
+        self.web_idle_s = web_idle_s
+
+    async def _page_session(self, scope: Scope) -> PageSession | None:
+        cookie = _cookie(scope)
+        if cookie is None:
+            return None
+        found = await run_in_threadpool(touch, self.database_url(), cookie, self.web_idle_s)
+        if found is not None:
+            scope.setdefault("state", {})["page_session"] = found
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/v1/"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        length, has_body = _declared(scope)
-        if not has_body:
+        path, method = scope["path"], scope["method"]
+        if path.startswith("/app/"):
+            await self._page(scope, receive, send)
+            return
+        if not path.startswith("/v1/"):
             await self.app(scope, receive, send)
             return
         token = _bearer(scope)
         who: Principal | None = None
-        if token is not None:
+        if token is None and any(m == method and p.match(path) for m, p in PAGE_API_ROUTES):
+            page = await self._page_session(scope)
+            sent = _header(scope, b"x-csrf-token") or ""
+            # The cookie alone is not enough: a cross-site form could carry it; the CSRF header cannot.
+            if page is not None and hmac.compare_digest(sent.encode(), page.csrf_token.encode()):
+                who = page.principal
+                scope.setdefault("state", {})["principal"] = who
+        length, has_body = _declared(scope)
+        if not has_body:
+            await self.app(scope, receive, send)
+            return
+        if who is None and token is not None:
             who = await run_in_threadpool(resolve, self.database_url(), token)
         if who is None:
             await _answer(send, 401, "unauthorized",
                           "send Authorization: Bearer <token> with a valid token before any request body")
             return
         scope.setdefault("state", {})["principal"] = who
+        await self._capped(scope, receive, send, length)
+
+    async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``/app/…``: a form post needs a live page session (sign-in forms excepted), then the small cap."""
+        length, has_body = _declared(scope)
+        if not has_body:
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] not in SIGN_IN_PATHS and await self._page_session(scope) is None:
+            await send({"type": "http.response.start", "status": 303,
+                        "headers": [(b"location", b"/app/sign-in"), (b"content-length", b"0"),
+                                    (b"cache-control", b"no-store")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._capped(scope, receive, send, length)
+
+    async def _capped(self, scope: Scope, receive: Receive, send: Send, length: int | None) -> None:
         cap = body_cap(scope["method"], scope["path"])
         if cap is None and _content_type(scope) == b"application/json":
             cap = SMALL_BODY_BYTES  # the tus finalize: a small JSON body on the upload route

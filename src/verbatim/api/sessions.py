@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from python_multipart.multipart import parse_options_header
 from sqlalchemy import false, func, select, update
 from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.orm import defer
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
@@ -219,9 +220,19 @@ def _redacted(who: Principal) -> bool:
     return who.scope != "therapist"
 
 
+#: Load options for a list of sessions: their speaker turns (checkpoint and published) stay unloaded.
+WITHOUT_TURNS = (defer(Session.raw_turns, raiseload=True), defer(Session.published_turns, raiseload=True))
+
+
 def _load(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
+    """The session row if ``who`` may see it (NotFound otherwise), without its checkpoint.
+
+    ``raw_turns`` (the recognizer's words, megabytes for an hour) is left unloaded: no reader
+    here needs it, and loading it was most of the time of a transcript read.
+    """
     with db_session(svc.repo.url) as db:
-        row = db.execute(select(Session).where(Session.id == session_id, visible(who))).scalar_one_or_none()
+        row = db.execute(select(Session).options(defer(Session.raw_turns, raiseload=True))
+                         .where(Session.id == session_id, visible(who))).scalar_one_or_none()
     if row is None:
         raise NotFound(f"no session {session_id}")
     return row
@@ -480,7 +491,7 @@ def list_sessions(
 ) -> SessionPage:
     """The caller's sessions, newest first; ``status`` filters, ``limit``/``offset`` paginate. Audited
     (the list shows client ids)."""
-    stmt = select(Session).where(visible(who))
+    stmt = select(Session).options(*WITHOUT_TURNS).where(visible(who))
     if status is not None:
         stmt = stmt.where(Session.status == status.value)
     stmt = stmt.order_by(Session.created_at.desc(), Session.id).limit(limit + 1).offset(offset)
