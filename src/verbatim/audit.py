@@ -11,7 +11,7 @@ Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcrip
 ``speakers_corrected``, ``session_deleted``, ``suggestions_read``, ``suggestion_reviewed``,
 ``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``dlq_reprocess``,
 ``upload_created``, ``audit_read``, ``break_glass_opened``, ``transcript_read_break_glass``,
-``break_glass_listed``; by Verbatim itself (scope ``system``): ``transcript_expired``.
+``break_glass_listed``; by Verbatim itself (scope ``system``): ``transcript_expired``, ``recognizer_notified``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from verbatim.api.admin import router as admin_router
 from verbatim.api.audit_log import router as audit_router
 from verbatim.api.body_gate import BodyGate
 from verbatim.api.break_glass import router as break_glass_router
+from verbatim.api.callbacks import router as callbacks_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.request_id import RequestId
@@ -76,6 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(admin_router)
     app.include_router(audit_router)
     app.include_router(break_glass_router)
+    app.include_router(callbacks_router)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

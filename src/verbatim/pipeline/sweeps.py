@@ -7,6 +7,9 @@ logged and counted, and the rest still run):
     again at its expiry (the recheck at lease expiry); work outstanding and no lease →
     enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
     cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
+(a') parked sessions (``verbatim.pipeline.parked``): their look-up time has passed — the vendor
+    is asked about all of them in one list call; the done ones are enqueued. ``claim_due`` in
+    (a) never claims a parked row, so a parked session is never mistaken for a dead run.
 (b) stalled sessions (the safety net): work outstanding, no due time, no write for
     ``stall_s`` (180 s) → due now.
 (c) the outbox: pending vendor deletes, file deletes and webhooks, retried with backoff.
@@ -41,6 +44,7 @@ from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
@@ -79,6 +83,7 @@ def tick(ctx: RunContext) -> SweepReport:
     """One pass of every step; each one isolated. Periodic steps run only when their period is due."""
     report = SweepReport()
     _step(report, "stalled", lambda: mark_stalled_due(ctx, report))
+    _step(report, "parked", lambda: report.requeued.extend(poll_parked(ctx).queued))
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
     _step(report, "outbox", lambda: _outbox(ctx, report))
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),

@@ -13,6 +13,8 @@ lock_acquired = Counter(
 )
 drain_timeout = Counter("worker_drain_timeout_total", "Drains that ran out of time and cancelled work")
 sweep_requeued = Counter("sweep_requeued_total", "Sessions re-queued by the stalled-session sweep")
+runs_ended = Counter("runs_ended_total", "Durable runs ended, by kind and outcome", ["kind", "outcome"])
+parked_lookups = Counter("parked_lookups_total", "Parked sessions looked up by the sweep, by outcome", ["outcome"])
 session_runs = Counter("session_runs_total", "Capture runs counted (lease taken, run number bumped)")
 stage_duration = Histogram(
     "stage_duration_seconds", "Time spent in each capture stage", ["stage"],
