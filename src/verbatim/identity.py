@@ -80,6 +80,8 @@ def _holder_dead(value: str) -> bool:
         return False  # another host's process: we cannot tell, so it is alive until its lease expires
     try:
         proc = psutil.Process(int(pid_s))
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return True  # killed, not yet reaped by its parent
         return f"{proc.create_time():.3f}" != started  # the pid reused by a later process: the holder is gone
     except (psutil.NoSuchProcess, ValueError):
         return True
