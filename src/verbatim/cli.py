@@ -159,6 +159,7 @@ def worker(name: Annotated[str | None, typer.Option(
     database_url, redis_url = _urls()
     from verbatim.db.repo import Repo
     from verbatim.runtime import make_queue, redis_client
+    from verbatim.telemetry import metrics
 
     client = redis_client(redis_url)
     held = WorkerIdentity(client, ident, s.worker_lease_ttl_s)
@@ -170,6 +171,7 @@ def worker(name: Annotated[str | None, typer.Option(
     # The name is ours, so its previous process is dead: its runs are due now, not a lease TTL later.
     queue = make_queue(s)
     for sid in recover(Repo(database_url).runs, client, ident):
+        metrics.recoveries.labels(source="restart").inc()
         try:
             queue.enqueue(sid)
         except Exception:  # noqa: BLE001 - due now: the sweep queues it within a tick
@@ -214,7 +216,15 @@ def sweeper() -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    run_forever(build_context(get_settings()), stop)
+    ctx = build_context(get_settings())
+    if ctx.settings.metrics_port:
+        from prometheus_client import REGISTRY, start_http_server
+
+        from verbatim.telemetry.ops import OpsCollector
+
+        REGISTRY.register(OpsCollector(ctx.repo.url, ctx.redis))
+        start_http_server(ctx.settings.metrics_port)
+    run_forever(ctx, stop)
 
 
 @app.command()

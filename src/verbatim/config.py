@@ -201,7 +201,7 @@ class Settings(BaseSettings):
     webhook_timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout of a webhook delivery")
 
     # --- workers -------------------------------------------------------------------------
-    metrics_port: int | None = Field(None, description="Prometheus port of a capture worker (None: off)")
+    metrics_port: int | None = Field(None, description="Prometheus port of a worker or the sweeper (None: off)")
     worker_name: str | None = Field(
         None, description="This worker's stable identity (host + slot, e.g. capture-1); held under a lease of its "
         "own, so two live processes never share it. Default: capture-<host>-<pid> (no fast recovery on restart)",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Metric, generate_latest
 from sqlalchemy import text
 
 from verbatim.api import errors
@@ -29,6 +29,7 @@ from verbatim.reliability.api import router as reliability_router
 from verbatim.resumable import ResumableUploads
 from verbatim.runtime import make_cleanup, make_queue, make_recognizer, redis_client, require_urls
 from verbatim.storage import AudioVolume
+from verbatim.telemetry.metrics import WORKER_ONLY
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -114,6 +115,13 @@ def create_app(settings: Settings) -> FastAPI:
             sent = request.headers.get("authorization", "")
             if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
                 return Response(status_code=401, headers={"www-authenticate": "Bearer"})
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(generate_latest(_ApiMetrics()), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+class _ApiMetrics:
+    """The default registry without the worker-only families (``metrics.WORKER_ONLY``)."""
+
+    def collect(self) -> Iterator[Metric]:
+        return (m for m in REGISTRY.collect() if m.name not in WORKER_ONLY)

@@ -127,6 +127,16 @@ def _claim_period(ctx: RunContext, name: str) -> bool:
         ).first() is not None
 
 
+def _mark_tick(ctx: RunContext) -> None:
+    """Record when the last tick finished (``sweep_schedule`` row ``tick``; the ops metrics read it)."""
+    try:
+        with db_session(ctx.repo.url) as db:
+            db.execute(text("INSERT INTO sweep_schedule (name, next_at) VALUES ('tick', now()) "
+                            "ON CONFLICT (name) DO UPDATE SET next_at = now()"))
+    except Exception as exc:  # noqa: BLE001 - the metric then shows the sweep as late, which it is
+        log.warning("sweep_mark_failed", error=type(exc).__name__)
+
+
 def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM).
 
@@ -137,6 +147,7 @@ def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     next_at = time.monotonic()
     while not stop.is_set():
         tick(ctx)
+        _mark_tick(ctx)
         next_at += period
         late = time.monotonic() - next_at
         if late > 0:
@@ -157,6 +168,10 @@ def requeue_due(ctx: RunContext, report: SweepReport) -> None:
     with db_session(ctx.repo.url) as db:  # one read for the whole batch
         statuses: dict[uuid.UUID, str] = dict(
             db.execute(select(Session.id, Session.status).where(Session.id.in_(due))).all())
+        # Seconds since each row's last write: for a dead run, since it was counted (recovery latency).
+        quiet: dict[uuid.UUID, float] = {row[0]: float(row[1]) for row in db.execute(text(
+            "SELECT subject_id, extract(epoch FROM now() - updated_at) FROM durable_runs "
+            "WHERE kind = 'capture' AND subject_id = ANY(:ids) AND runs > 0"), {"ids": due})}
     for sid in due:
         pttl = int(ctx.redis.pttl(keys.lease(sid)))
         if pttl > 0:
@@ -174,6 +189,9 @@ def requeue_due(ctx: RunContext, report: SweepReport) -> None:
             store.set_due(sid, s.sweep_tick_s)
             raise
         metrics.sweep_requeued.inc()
+        if sid in quiet:  # a run was counted and nobody holds it now: its run died (or its message was lost)
+            metrics.recoveries.labels(source="sweep").inc()
+            metrics.recovery_latency.observe(quiet[sid])
         report.requeued.append(sid)
 
 
