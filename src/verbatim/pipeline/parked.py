@@ -16,6 +16,9 @@ them at once — one ``GET /v2/jobs`` per page (one call per tick when everythin
 
 Parked rows are told from dead runs by ``parked_at`` alone (set by the park, cleared by the
 next count); all times are the database's clock.
+
+Why our own code: when a session is looked at again is the durability logic itself (the due
+time in PostgreSQL); a scheduler library would keep it in the broker, which a flush loses.
 """
 
 from __future__ import annotations
