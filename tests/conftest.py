@@ -56,6 +56,7 @@ FAST = {
     "teardown_budget_s": 5.0,
     "teardown_attempt_timeout_s": 1.0,
     "webhook_timeout_s": 2.0,
+    "recognizer_park_after_s": 60.0,  # in-worker waits, as before parking (parking tests set 0)
     "min_free_bytes": 0,  # a nearly full CI disk must not turn every upload into a 507
 }
 

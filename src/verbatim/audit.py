@@ -15,7 +15,7 @@ Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcrip
 ``{"via": "web"}``), ``note_requested``, ``note_read``, ``note_read_break_glass``, ``note_versions_read``,
 ``note_edited``, ``note_signed``, ``note_cosigned``, ``note_amended``, ``note_exported``, ``template_created``,
 ``notes_batch_requested``, ``notes_batch_read``, ``client_record_exported``; by Verbatim itself (scope
-``system``): ``transcript_expired``.
+``system``): ``transcript_expired``, ``recognizer_notified``.
 """
 
 from __future__ import annotations

@@ -158,17 +158,50 @@ def asr_server() -> None:
 
 
 @app.command()
-def worker(name: Annotated[str, typer.Option(help="Worker node name")] = "capture") -> None:
+def worker(name: Annotated[str | None, typer.Option(
+        help="Stable worker name (slot, e.g. capture-1; the identity is name@host). Two live processes never "
+             "share one; a restarted worker recovers the runs its dead process held at once")] = None) -> None:
     """Run one capture worker (Celery, solo pool: one session per process)."""
+    import os
+
+    from verbatim.identity import WorkerIdentity, WorkerNameTaken, default_name, identity, recover
+
+    # Before the settings are read (once per process): every run counted here records this name.
+    ident = identity(name) if name else default_name()
+    os.environ["VERBATIM_WORKER_NAME"] = ident
+    get_settings.cache_clear()
     _configure_logs()
-    get_settings().refuse_default_secrets("worker")
-    _urls()
+    s = get_settings()
+    s.refuse_default_secrets("worker")
+    database_url, redis_url = _urls()
+    from verbatim.db.repo import Repo
+    from verbatim.runtime import make_queue, redis_client
+    from verbatim.telemetry import metrics
+
+    client = redis_client(redis_url)
+    held = WorkerIdentity(client, ident, s.worker_lease_ttl_s)
+    try:
+        held.claim()
+    except WorkerNameTaken as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    # The name is ours, so its previous process is dead: its runs are due now, not a lease TTL later.
+    queue = make_queue(s)
+    for sid in recover(Repo(database_url).runs, client, ident):
+        metrics.recoveries.labels(source="restart").inc()
+        try:
+            queue.enqueue(sid)
+        except Exception:  # noqa: BLE001 - due now: the sweep queues it within a tick
+            break
     from workers.app import app as celery
 
-    celery.worker_main(
-        ["worker", "--pool", "solo", "--concurrency", "1", "-Q", "capture", "-n", f"{name}@%h",
-         "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
-    )
+    try:
+        celery.worker_main(
+            ["worker", "--pool", "solo", "--concurrency", "1", "-Q", "capture", "-n", ident.split("@")[0] + "@%h",
+             "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        )
+    finally:
+        held.release()
 
 
 @app.command("analysis-worker")
@@ -200,7 +233,15 @@ def sweeper() -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    run_forever(build_context(get_settings()), stop)
+    ctx = build_context(get_settings())
+    if ctx.settings.metrics_port:
+        from prometheus_client import REGISTRY, start_http_server
+
+        from verbatim.telemetry.ops import OpsCollector
+
+        REGISTRY.register(OpsCollector(ctx.repo.url, ctx.redis))
+        start_http_server(ctx.settings.metrics_port)
+    run_forever(ctx, stop)
 
 
 @app.command()

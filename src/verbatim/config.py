@@ -121,6 +121,24 @@ class Settings(BaseSettings):
         6 * 3600.0, gt=0, description="Give up waiting for one vendor job after this long"
     )
 
+    # --- parking: waiting on the vendor without a worker -----------------------------------
+    recognizer_park_after_s: float = Field(
+        0.0, ge=0,
+        description="How long a capture run waits in its worker for the vendor's job before it parks "
+        "(0: park at once after submitting; the worker is free, the session is due again when notified or looked up)",
+    )
+    recognizer_park_s: float = Field(30.0, gt=0, description="A parked session's first look-up time (seconds)")
+    recognizer_park_max_s: float = Field(
+        300.0, gt=0, description="Longest wait between two look-ups of a parked session (the poller backs off to it)"
+    )
+    recognizer_list_limit: int = Field(
+        100, ge=1, le=10000, description="Jobs per GET /v2/jobs page when the sweep looks up parked jobs"
+    )
+    callback_base_url: str | None = Field(
+        None, description="Our API's base URL as the recognizer reaches it (e.g. https://verbatim.example.org); "
+        "set: every job asks for a notification (notification_config) at /v1/recognizer/callbacks/{submission}",
+    )
+
     # --- the local recognizer service (verbatim asr-server) -------------------------------
     asr_host: str = "127.0.0.1"
     asr_port: int = 8700
@@ -135,6 +153,10 @@ class Settings(BaseSettings):
     asr_workers: int = Field(2, ge=1, description="Recognition processes in the asr-server's pool")
     asr_job_ttl_s: float = Field(7 * 86400.0, gt=0, description="asr-server jobs expire this long after they finish")
     asr_faults: bool = Field(False, description="Enable the asr-server's fault-injection endpoints (tests)")
+    asr_fixed_delay_s: float | None = Field(
+        None, ge=0, description="Test/bench mode: every job finishes this long after submission with an empty "
+        "transcript, without recognising anything (None: recognise for real)",
+    )
 
     # --- capture run --------------------------------------------------------------------
     lease_ttl_s: float = Field(60.0, gt=0, description="Lease time-to-live (SET NX PX)")
@@ -208,7 +230,12 @@ class Settings(BaseSettings):
     webhook_timeout_s: float = Field(5.0, gt=0, description="Per-attempt timeout of a webhook delivery")
 
     # --- workers -------------------------------------------------------------------------
-    metrics_port: int | None = Field(None, description="Prometheus port of a capture worker (None: off)")
+    metrics_port: int | None = Field(None, description="Prometheus port of a worker or the sweeper (None: off)")
+    worker_name: str | None = Field(
+        None, description="This worker's stable identity (host + slot, e.g. capture-1); held under a lease of its "
+        "own, so two live processes never share it. Default: capture-<host>-<pid> (no fast recovery on restart)",
+    )
+    worker_lease_ttl_s: float = Field(15.0, gt=0, description="Time-to-live of a worker's identity lease")
     log_level: str = "INFO"
     log_json: bool = True
 

@@ -8,6 +8,9 @@ sweep process re-queues every session with work outstanding (its due time passes
     Written by the capture run (SET NX PX), released by compare-and-DEL.
 ``lease:{kind}:{subject}``
     The same for other kinds of durable run (e.g. ``lease:note:{note id}``).
+``worker:{name}``
+    A capture worker's identity (``verbatim worker --name``): ``host:pid:start time`` of the live
+    process holding it. TTL worker_lease_ttl_s (15 s), renewed by the process; a collision refuses to start.
 Celery's own keys (the ``capture`` queue, unacked messages)
     Written by Celery; lost on a flush and rebuilt from the due times in PostgreSQL.
 """
@@ -28,3 +31,8 @@ def run_lease(kind: str, subject_id: UUID | str) -> str:
     """The lease of one durable run of another kind than capture."""
     return f"lease:{kind}:{subject_id}"
 
+
+
+def worker(name: str) -> str:
+    """The identity lease of one capture worker."""
+    return f"worker:{name}"

@@ -48,10 +48,12 @@ class Lease:
     """
 
     def __init__(self, client: redis.Redis, session_id: uuid.UUID | str, ttl_s: float, heartbeat_s: float,
-                 key: str | None = None):
+                 key: str | None = None, owner: str | None = None):
         self._redis = client
         self.key = key or keys.lease(session_id)
-        self.token = uuid.uuid4().hex  # a new token per run
+        # A new token per run; prefixed with the worker's name, so a restarted worker can release
+        # the leases its dead process held (``release_owned``).
+        self.token = f"{owner}/{uuid.uuid4().hex}" if owner else uuid.uuid4().hex
         self._ttl_ms = int(ttl_s * 1000)
         self._heartbeat_s = heartbeat_s
         self._stop = threading.Event()
@@ -116,6 +118,21 @@ class Lease:
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.release()
+
+
+# KEYS[1] = key, ARGV[1] = owner prefix ("name/"): delete only a lease held in that worker's name.
+_DELETE_OWNED = """
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+def release_owned(client: redis.Redis, key: str, owner: str) -> bool:
+    """Delete the lease at ``key`` if a run of worker ``owner`` holds it (that process is dead). True if deleted."""
+    return bool(client.eval(_DELETE_OWNED, 1, key, f"{owner}/"))
 
 
 def is_held(client: redis.Redis, session_id: uuid.UUID | str) -> bool:

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Metric, generate_latest
 from sqlalchemy import text
 
 from verbatim import web
@@ -17,6 +17,7 @@ from verbatim.api.admin import router as admin_router
 from verbatim.api.audit_log import router as audit_router
 from verbatim.api.body_gate import BodyGate
 from verbatim.api.break_glass import router as break_glass_router
+from verbatim.api.callbacks import router as callbacks_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.notes import router as notes_router
@@ -32,6 +33,7 @@ from verbatim.reliability.api import router as reliability_router
 from verbatim.resumable import ResumableUploads
 from verbatim.runtime import make_cleanup, make_queue, make_recognizer, redis_client, require_urls
 from verbatim.storage import AudioVolume
+from verbatim.telemetry.metrics import WORKER_ONLY
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -83,6 +85,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(admin_router)
     app.include_router(audit_router)
     app.include_router(break_glass_router)
+    app.include_router(callbacks_router)
     app.include_router(notes_router)
     web.install(app, settings)
 
@@ -121,6 +124,13 @@ def create_app(settings: Settings) -> FastAPI:
             sent = request.headers.get("authorization", "")
             if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
                 return Response(status_code=401, headers={"www-authenticate": "Bearer"})
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(generate_latest(_ApiMetrics()), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+class _ApiMetrics:
+    """The default registry without the worker-only families (``metrics.WORKER_ONLY``)."""
+
+    def collect(self) -> Iterator[Metric]:
+        return (m for m in REGISTRY.collect() if m.name not in WORKER_ONLY)

@@ -61,6 +61,22 @@ PAGE_API_ROUTES: list[tuple[str, re.Pattern[str]]] = [
 SIGN_IN_PATHS = frozenset({"/app/sign-in", "/app/sign-in/link"})
 
 
+#: Routes outside bearer-token authentication, each with its own (small) body cap in bytes. The
+#: recognizer's job notification proves itself with a per-job secret, checked by the route.
+CALLBACK_BODY_BYTES = 16 * 1024
+OPEN_ROUTES: list[tuple[str, re.Pattern[str], int]] = [
+    ("POST", re.compile(r"^/v1/recognizer/callbacks/[^/]+/?$"), CALLBACK_BODY_BYTES),
+]
+
+
+def open_route_cap(method: str, path: str) -> int | None:
+    """The body cap of a route that authenticates itself (no bearer token), or None for every other route."""
+    for m, pattern, cap in OPEN_ROUTES:
+        if m == method and pattern.match(path):
+            return cap
+    return None
+
+
 def body_cap(method: str, path: str) -> int | None:
     """The largest body the route accepts (bytes), or None when the route enforces its own limit."""
     for m, pattern, cap in ROUTE_CAPS:
@@ -172,6 +188,11 @@ class BodyGate:
         if not path.startswith("/v1/"):
             await self.app(scope, receive, send)
             return
+        open_cap = open_route_cap(method, path)
+        if open_cap is not None:
+            # Authenticates itself (the recognizer's per-job secret, checked by the route): only the cap.
+            await self._capped(scope, receive, send, _declared(scope)[0], open_cap)
+            return
         token = _bearer(scope)
         who: Principal | None = None
         if token is None and any(m == method and p.match(path) for m, p in PAGE_API_ROUTES):
@@ -208,8 +229,9 @@ class BodyGate:
             return
         await self._capped(scope, receive, send, length)
 
-    async def _capped(self, scope: Scope, receive: Receive, send: Send, length: int | None) -> None:
-        cap = body_cap(scope["method"], scope["path"])
+    async def _capped(self, scope: Scope, receive: Receive, send: Send, length: int | None,
+                      cap: int | None = None) -> None:
+        cap = cap if cap is not None else body_cap(scope["method"], scope["path"])
         if cap is None and _content_type(scope) == b"application/json":
             cap = SMALL_BODY_BYTES  # the tus finalize: a small JSON body on the upload route
         if cap is None:

@@ -14,6 +14,7 @@ import hmac
 import multiprocessing
 import os
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
@@ -28,12 +29,18 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from verbatim.api.errors import ApiError
 from verbatim.api.upload import receive
 from verbatim.asr_server.faults import Armed, FaultState
+from verbatim.asr_server.notify import notify_later
 from verbatim.asr_server.store import JobStore, now_iso, parse_iso
 from verbatim.config import Settings
 from verbatim.errors import AudioUnreadable
 from verbatim.sealed import KeyRing, load_ring
 
 JSON_V2 = "2.9"
+#: the transcript of every job in fixed-delay mode (``asr_fixed_delay_s``): one word, one speaker
+FIXED_RESULTS: list[dict[str, Any]] = [{
+    "type": "word", "start_time": 0.1, "end_time": 0.6,
+    "alternatives": [{"content": "hello", "confidence": 1.0, "language": "en", "speaker": "S1"}],
+}]
 log = structlog.get_logger("verbatim.asr_server")
 
 
@@ -86,6 +93,13 @@ def create_app(settings: Settings) -> FastAPI:
         job = store.get(job_id)
         if job is None or job["status"] != "running":
             return
+        if settings.asr_fixed_delay_s is not None:
+            # Test/bench mode: done a fixed delay after submission, no CPU work (also after a restart).
+            due = parse_iso(job["created_at"]).timestamp() + settings.asr_fixed_delay_s - time.time()
+            timer = threading.Timer(max(0.0, due), lambda: done(job_id, FIXED_RESULTS, 1.0))
+            timer.daemon = True
+            timer.start()
+            return
         try:
             future = pool["p"].submit(_recognise, str(store.audio_path(job_id)), job["config"], ring)
         except (BrokenProcessPool, RuntimeError):
@@ -101,6 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
         except AudioUnreadable as exc:
             # Only the audio itself can make a job fail: its data is all there is of the session.
             store.reject(job_id, f"audio could not be recognised: {exc}")
+            notify(job_id, "rejected")
             return
         except (BrokenProcessPool, CancelledError):
             # The pool died (shutdown, a killed or OOM'd pool process): not the audio's fault. The job
@@ -118,8 +133,18 @@ def create_app(settings: Settings) -> FastAPI:
                 start(job_id)
             else:
                 store.reject(job_id, f"recognition failed: {type(exc).__name__}")
+                notify(job_id, "rejected")
             return
+        done(job_id, results, duration)
+
+    def done(job_id: str, results: list[dict[str, Any]], duration: float) -> None:
         store.save_transcript(job_id, results, duration)
+        notify(job_id, "success")
+
+    def notify(job_id: str, status: str) -> None:
+        job = store.get(job_id)
+        if job is not None and job["status"] != "running":
+            notify_later(job, status)
 
     def renew_pool() -> None:
         with pool_lock:
@@ -150,6 +175,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def inject(kind: str) -> Response | None:
         if not settings.asr_faults:
             return None
+        faults.count(kind)
         armed = faults.take(kind)
         if armed is None:
             return None
@@ -246,13 +272,17 @@ def create_app(settings: Settings) -> FastAPI:
         return JSONResponse({"job": store.delete(job_id)})
 
     @app.get(v2 + "/jobs", dependencies=[Depends(auth)])
-    async def list_jobs(created_before: str | None = None, limit: int = 100) -> Response:
+    async def list_jobs(created_before: str | None = None, created_after: str | None = None,
+                        limit: int = 100) -> Response:
         if (fault := await inject("list")) is not None:
             return fault
         jobs = store.all()
         if created_before:
             cutoff = parse_iso(created_before)
             jobs = [j for j in jobs if parse_iso(j["created_at"]) < cutoff]
+        if created_after:
+            since = parse_iso(created_after)
+            jobs = [j for j in jobs if parse_iso(j["created_at"]) > since]
         return JSONResponse({"jobs": jobs[: max(1, min(limit, 10000))]})
 
     @app.get("/healthz")
@@ -304,6 +334,10 @@ def _fault_routes(app: FastAPI, faults: FaultState, store: JobStore, held: list[
     @app.get("/_faults/last_config")
     async def last_config() -> dict[str, Any]:
         return faults.last_config
+
+    @app.get("/_faults/requests")
+    async def requests() -> dict[str, int]:
+        return faults.requests_seen()
 
     @app.get("/_faults/submissions")
     async def submissions() -> dict[str, int]:

@@ -36,6 +36,7 @@ class FaultState:
     hold: bool = False
     delete_on_poll: int = 0
     last_config: dict[str, Any] = field(default_factory=dict)  #: the config of the last job submitted
+    requests: dict[str, int] = field(default_factory=dict)  #: requests seen per kind (status, list…)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def arm(self, kind: Kind, armed: Armed) -> None:
@@ -53,6 +54,14 @@ class FaultState:
                     queue[0].count -= 1
                     return Armed(queue[0].mode, 1, queue[0].retry_after_s, queue[0].delay_s)
             return None
+
+    def count(self, kind: str) -> None:
+        with self._lock:
+            self.requests[kind] = self.requests.get(kind, 0) + 1
+
+    def requests_seen(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.requests)
 
     def peek(self, kind: str) -> Armed | None:
         """The fault the next request of this kind would get, without using it up."""

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -173,6 +174,9 @@ class VendorSubmission(Base):
     submitted_at: Mapped[datetime] = _now()
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     delete_reason: Mapped[str | None] = mapped_column(String(40))
+    #: SHA-256 of the per-job secret the recognizer's notification carries (None: no notification asked)
+    callback_secret_sha256: Mapped[bytes | None] = mapped_column(LargeBinary)
+    notified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  #: first valid notification
 
 
 class SessionEvent(Base):
@@ -221,6 +225,7 @@ class DurableRun(Base):
     __tablename__ = "durable_runs"
     __table_args__ = (
         Index("ix_durable_runs_due", "due_at", postgresql_where=text("due_at IS NOT NULL")),
+        Index("ix_durable_runs_holder", "holder", postgresql_where=text("holder IS NOT NULL")),
     )
     kind: Mapped[str] = mapped_column(String(20), primary_key=True)
     subject_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
@@ -229,6 +234,11 @@ class DurableRun(Base):
     refunded_fence: Mapped[int | None] = mapped_column(BigInteger)
     due_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: set while the run is parked (waiting on the vendor, no lease, not a run); cleared by the next count
+    parked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: a notification arrived while a run was in flight: its park makes the subject due at once
+    poked: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    holder: Mapped[str | None] = mapped_column(String(120))  #: the worker name of the last counted run
     created_at: Mapped[datetime] = _now()
     updated_at: Mapped[datetime] = _now()
 

@@ -99,11 +99,16 @@ class Repo:
         """Move the session to ``target`` (fenced, guarded)."""
         self._fenced(session_id, fence, target)
 
-    def open_ledger(self, session_id: uuid.UUID, run: int) -> uuid.UUID:
-        """Write the submission-ledger row *before* submitting, so a job cut off unsaved can be found."""
+    def open_ledger(self, session_id: uuid.UUID, run: int, callback_secret_sha256: bytes | None = None) -> uuid.UUID:
+        """Write the submission-ledger row *before* submitting, so a job cut off unsaved can be found.
+
+        ``callback_secret_sha256``: SHA-256 of the secret the job's notification will carry.
+        """
         with db_session(self.url) as db:
             return db.execute(
-                insert(VendorSubmission).values(session_id=session_id, run=run).returning(VendorSubmission.id)
+                insert(VendorSubmission).values(session_id=session_id, run=run,
+                                                callback_secret_sha256=callback_secret_sha256)
+                .returning(VendorSubmission.id)
             ).scalar_one()
 
     def ledger_jobs(self, session_id: uuid.UUID) -> list[str]:

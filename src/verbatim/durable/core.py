@@ -53,6 +53,7 @@ class Outcome(StrEnum):
     FAULT = "fault"  #: an unexpected fault; the run stays counted (bounded by max_runs), due again later
     CANCELLED = "cancelled"  #: drain deadline passed; saved state kept, run refunded, re-queued now
     SUPERSEDED = "superseded"  #: lease or fence lost to a newer run (or the subject moved on); wrote nothing more
+    PARKED = "parked"  #: waiting on a vendor: lease released, run given back, due at the look-up time (or notified)
 
 
 #: outcomes after which the subject has nothing left to look at
@@ -106,14 +107,16 @@ class Limits:
     retry_later_s: float  #: when a refunded or faulted run is due again
     teardown_budget_s: float
     teardown_attempt_timeout_s: float
+    park_s: float = 30.0  #: a parked subject's first look-up time (the sweep's poller backs off from there)
 
 
 class DurableRuns(Generic[S]):
     """Executes runs of one kind: ``execute(subject_id)`` → Outcome; never raises for expected faults."""
 
     def __init__(self, kind: RunKind[S], store: RunStore, client: redis.Redis, limits: Limits,
-                 lease_key: Callable[[uuid.UUID], str]):
+                 lease_key: Callable[[uuid.UUID], str], holder: str | None = None):
         self.kind = kind
+        self.holder = holder  #: this worker's name, recorded with each counted run (fast recovery on restart)
         self.store = store
         self.redis = client
         self.limits = limits
@@ -122,7 +125,8 @@ class DurableRuns(Generic[S]):
     def execute(self, subject_id: uuid.UUID) -> Outcome:
         """Run the kind once for ``subject_id``. Order is the design; see the module docstring."""
         lim = self.limits
-        lease = Lease(self.redis, subject_id, lim.lease_ttl_s, lim.heartbeat_s, key=self.lease_key(subject_id))
+        lease = Lease(self.redis, subject_id, lim.lease_ttl_s, lim.heartbeat_s, key=self.lease_key(subject_id),
+                      owner=self.holder)
         try:
             acquired = lease.acquire()
         except redis.RedisError as exc:
@@ -160,13 +164,15 @@ class DurableRuns(Generic[S]):
                 if ticket is not None:
                     self.kind.after(ticket, outcome)
                 log.info("run_finished", outcome=outcome.value)
+            metrics.runs_ended.labels(kind=self.kind.name, outcome=outcome.value).inc()
             structlog.contextvars.unbind_contextvars(self.kind.log_key, "run")
 
     # --- steps 2 and 3 ------------------------------------------------------------------
     def _count(self, subject_id: uuid.UUID) -> Ticket[S] | None:
         try:
             with db_session(self.store.url) as db:
-                counted = self.store.count(db, subject_id, self.limits.lease_ttl_s, self.limits.deadline_s)
+                counted = self.store.count(db, subject_id, self.limits.lease_ttl_s, self.limits.deadline_s,
+                                           self.holder)
                 state = self.kind.load(db, subject_id)
                 if state is None:
                     db.rollback()  # nothing to do: the count is not kept
@@ -230,6 +236,11 @@ class DurableRuns(Generic[S]):
                 self.store.set_due(subject_id, None)
             elif ticket is None:
                 return
+            elif outcome is Outcome.PARKED:
+                # Released above, before this write: once parked, the sweep may hand the subject to any
+                # worker, and a lease still held would only make that run BUSY. A park that fails to
+                # write leaves the lease-expiry due time: a dead-run recheck, then a counted run.
+                self.store.park(subject_id, ticket.fence, self.limits.park_s)
             elif outcome is Outcome.RETRY_LATER:
                 self.store.refund(subject_id, ticket.fence, self.limits.retry_later_s)
             elif outcome is Outcome.FAULT:

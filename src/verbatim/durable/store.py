@@ -68,23 +68,26 @@ class RunStore:
         )
 
     # --- counting -------------------------------------------------------------------
-    def count(self, db: OrmSession, subject_id: uuid.UUID, lease_ttl_s: float, deadline_s: float) -> Counted:
+    def count(self, db: OrmSession, subject_id: uuid.UUID, lease_ttl_s: float, deadline_s: float,
+              holder: str | None = None) -> Counted:
         """Count a run and take a new fencing token, in one statement (inside the caller's transaction).
 
         The run is due again at its lease's expiry: if this process dies, the sweep process
         looks then. A row missing (a subject made before its kind existed) is created with its
-        deadline ``deadline_s`` from now.
+        deadline ``deadline_s`` from now. A parked row stops being parked (a run holds it now);
+        ``holder`` (the worker's name) lets a restarted worker find the runs it was running.
         """
         row = db.execute(
             text("""
-                INSERT INTO durable_runs (kind, subject_id, runs, fence, due_at, deadline_at)
-                VALUES (:kind, :sid, 1, 1, now() + make_interval(secs => :ttl), now() + make_interval(secs => :dl))
+                INSERT INTO durable_runs (kind, subject_id, runs, fence, due_at, deadline_at, holder)
+                VALUES (:kind, :sid, 1, 1, now() + make_interval(secs => :ttl), now() + make_interval(secs => :dl),
+                        :holder)
                 ON CONFLICT (kind, subject_id) DO UPDATE
                     SET runs = durable_runs.runs + 1, fence = durable_runs.fence + 1,
-                        due_at = EXCLUDED.due_at, updated_at = now()
+                        due_at = EXCLUDED.due_at, updated_at = now(), parked_at = NULL, holder = EXCLUDED.holder
                 RETURNING runs, fence, coalesce(deadline_at < now(), false) AS overdue
             """),
-            {"kind": self.kind, "sid": subject_id, "ttl": lease_ttl_s, "dl": deadline_s},
+            {"kind": self.kind, "sid": subject_id, "ttl": lease_ttl_s, "dl": deadline_s, "holder": holder},
         ).one()
         return Counted(row.runs, row.fence, row.overdue)
 
@@ -135,6 +138,84 @@ class RunStore:
             ).one_or_none()
         return row is not None
 
+    # --- parking (waiting on a vendor without a worker) ------------------------------------
+    def park(self, subject_id: uuid.UUID, fence: int, due_in_s: float) -> bool:
+        """Park the run holding ``fence``: give the run back (once, like ``refund``), look again in ``due_in_s``.
+
+        A park is not a crash: it must not bring the subject closer to its run limit. If a
+        notification arrived while the run was in flight (``poked``), the subject is due at once.
+        Returns False when a newer run (or a withdrawal) moved the fence: nothing is written.
+        """
+        with db_session(self.url) as db:
+            row = db.execute(
+                text("""
+                    UPDATE durable_runs SET
+                        runs = CASE WHEN refunded_fence IS DISTINCT FROM :fence THEN runs - 1 ELSE runs END,
+                        refunded_fence = :fence, parked_at = now(), holder = NULL,
+                        due_at = CASE WHEN poked THEN now() ELSE now() + make_interval(secs => :due) END,
+                        poked = false, updated_at = now()
+                    WHERE kind = :kind AND subject_id = :sid AND fence = :fence
+                    RETURNING runs
+                """),
+                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s},
+            ).one_or_none()
+        return row is not None
+
+    def poke(self, db: OrmSession, subject_id: uuid.UUID) -> None:
+        """A notification: a parked subject is due now; a run in flight parks due now (``poked``)."""
+        db.execute(
+            text("""
+                UPDATE durable_runs SET poked = true, updated_at = now(),
+                    due_at = CASE WHEN parked_at IS NOT NULL THEN now() ELSE due_at END
+                WHERE kind = :kind AND subject_id = :sid
+            """),
+            {"kind": self.kind, "sid": subject_id},
+        )
+
+    def claim_parked(self, limit: int, recheck_s: float) -> list[tuple[uuid.UUID, bool]]:
+        """Parked subjects whose look-up time has passed, oldest first, each pushed ``recheck_s`` ahead.
+
+        Returns (subject id, deadline passed). SKIP LOCKED: two sweep processes claim disjoint sets.
+        """
+        with db_session(self.url) as db:
+            return [(row.subject_id, bool(row.overdue)) for row in db.execute(
+                text("""
+                    UPDATE durable_runs SET due_at = now() + make_interval(secs => :recheck)
+                    WHERE (kind, subject_id) IN (
+                        SELECT kind, subject_id FROM durable_runs
+                        WHERE kind = :kind AND parked_at IS NOT NULL AND due_at IS NOT NULL AND due_at <= now()
+                        ORDER BY due_at LIMIT :limit FOR UPDATE SKIP LOCKED)
+                    RETURNING subject_id, coalesce(deadline_at < now(), false) AS overdue
+                """),
+                {"kind": self.kind, "limit": limit, "recheck": recheck_s},
+            )]
+
+    def set_due_many(self, due_in_s: dict[uuid.UUID, float]) -> None:
+        """Look at each subject again in its own number of seconds (one statement; parked rows stay parked)."""
+        if not due_in_s:
+            return
+        with db_session(self.url) as db:
+            db.execute(
+                text("""
+                    UPDATE durable_runs r SET due_at = now() + make_interval(secs => v.due), updated_at = now()
+                    FROM unnest(CAST(:ids AS uuid[]), CAST(:dues AS float8[])) AS v(sid, due)
+                    WHERE r.kind = :kind AND r.subject_id = v.sid
+                """),
+                {"kind": self.kind, "ids": list(due_in_s), "dues": list(due_in_s.values())},
+            )
+
+    def release_holder(self, holder: str) -> list[uuid.UUID]:
+        """A restarted worker: runs counted in its name (its previous process is dead) are due now."""
+        with db_session(self.url) as db:
+            return list(db.execute(
+                text("""
+                    UPDATE durable_runs SET due_at = now(), holder = NULL, updated_at = now()
+                    WHERE kind = :kind AND holder = :holder AND due_at IS NOT NULL
+                    RETURNING subject_id
+                """),
+                {"kind": self.kind, "holder": holder},
+            ).scalars())
+
     # --- the due time -----------------------------------------------------------------
     def set_due(self, subject_id: uuid.UUID, due_in_s: float | None, fence: int | None = None,
                 db: OrmSession | None = None) -> None:
@@ -156,6 +237,8 @@ class RunStore:
     def claim_due(self, limit: int, recheck_s: float) -> list[uuid.UUID]:
         """Subjects whose due time has passed, oldest first; each is pushed ``recheck_s`` into the future.
 
+        Parked subjects are not claimed here (``claim_parked``: the vendor is asked first).
+
         SKIP LOCKED and the push make two sweep processes claim disjoint sets. The caller then
         decides (lease held → due at its expiry; work left → enqueue; none → clear).
         """
@@ -167,6 +250,7 @@ class RunStore:
                         WHERE (kind, subject_id) IN (
                             SELECT kind, subject_id FROM durable_runs
                             WHERE kind = :kind AND due_at IS NOT NULL AND due_at <= now()
+                              AND parked_at IS NULL
                             ORDER BY due_at LIMIT :limit FOR UPDATE SKIP LOCKED)
                         RETURNING subject_id
                     """),

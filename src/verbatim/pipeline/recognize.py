@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import uuid
 
 import structlog
@@ -13,6 +15,7 @@ from verbatim.errors import FenceLost, IllegalTransition, LeaseLost, RecognizerJ
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
 from verbatim.polish.split import speaker_count
+from verbatim.recognizer.client import Notify
 
 log = structlog.get_logger("verbatim.recognize")
 
@@ -34,6 +37,13 @@ def adopt(ctx: RunContext, session_id: uuid.UUID) -> str | None:
     return ctx.cancel.bounded(lambda: ctx.recognizer.find_session_job(session_id, exclude=retired))
 
 
+def callback(base_url: str | None, submission_id: uuid.UUID, secret: str | None) -> Notify | None:
+    """The notification a submission asks for: ``{base}/v1/recognizer/callbacks/{submission}``, or None."""
+    if not base_url or secret is None:
+        return None
+    return Notify(f"{base_url.rstrip('/')}/v1/recognizer/callbacks/{submission_id}", secret)
+
+
 def recognize(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease) -> str:
     """Get the session's audio to the recognizer exactly once; returns the saved vendor job id.
 
@@ -52,14 +62,19 @@ def recognize(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease) -> st
             raise RecognizerJobLost("no recording and no vendor job: nothing left to recognize")
         lease.check()
         ctx.cancel.check()
-        ledger_id = ctx.repo.open_ledger(sid, ticket.run)
+        # A fresh secret per submission: the notification proves itself with it (only its hash is stored).
+        secret = secrets.token_urlsafe(32) if ctx.settings.callback_base_url else None
+        ledger_id = ctx.repo.open_ledger(sid, ticket.run,
+                                         hashlib.sha256(secret.encode()).digest() if secret else None)
+        notify = callback(ctx.settings.callback_base_url, ledger_id, secret)
         speakers = speaker_count(state.client_ids, state.session_type)
         for attempt in ctx.recognizer.retry.attempts_iter():
             with attempt:
                 # A submit that timed out may have created the job anyway: look before resubmitting.
                 found = adopt(ctx, sid) if attempt.num > 1 else None
                 job_id = found or ctx.cancel.bounded(
-                    lambda: ctx.recognizer.submit(ctx.volume.path_for(sid), sid, max_speakers=speakers))
+                    lambda: ctx.recognizer.submit(ctx.volume.path_for(sid), sid, max_speakers=speakers,
+                                                  notify=notify))
         assert job_id is not None
     # In the ledger at once, in its own commit: a withdrawal or failure that races this run
     # (and makes the fenced save below fail) still finds the job to delete.

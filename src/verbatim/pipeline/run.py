@@ -56,16 +56,23 @@ class CaptureRun:
             turns = ticket.state.raw_turns
             if turns is None:
                 job_id = ticket.state.vendor_job_id
+                park_after = ctx.settings.recognizer_park_after_s
                 if job_id is None:
                     with metrics.stage("recognize"):
                         job_id = recognize(ctx, ticket, lease)
                         ticket = dataclasses.replace(ticket, state=dataclasses.replace(
                             ticket.state, vendor_job_id=job_id, audio_path=None, job_age_s=0.0))
+                    if park_after <= 0:
+                        # Saved and our audio's delete queued: the vendor works without us. No status
+                        # call now — a job just submitted is not done.
+                        return Outcome.PARKED
                 else:
                     # Resuming: this fenced write proves we are the newest run.
                     ctx.repo.set_status(sid, ticket.fence, SessionStatus.RECOGNIZING)
                 with metrics.stage("checkpoint"):
-                    turns = _checkpoint_or_resubmit(ctx, ticket, lease, job_id)
+                    turns = _checkpoint_or_resubmit(ctx, ticket, lease, job_id, park_after)
+                if turns is None:
+                    return Outcome.PARKED
             ctx.repo.set_status(sid, ticket.fence, SessionStatus.PUBLISHING)
             with metrics.stage("publish"):
                 publish(ctx, ticket, lease, turns)
@@ -109,9 +116,10 @@ class CaptureRun:
             self.ctx.cleanup.now(sid)
 
 
-def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease, job_id: str) -> list:
+def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease, job_id: str,
+                            park_after_s: float) -> list | None:
     try:
-        return checkpoint(ctx, ticket, lease, job_id)
+        return checkpoint(ctx, ticket, lease, job_id, park_after_s)
     except RecognizerJobLost:
         # The vendor's copy is gone; if ours still exists it was not the only one: start over.
         if not ctx.volume.path_for(ticket.subject_id).exists():
@@ -124,7 +132,7 @@ def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease
                                                                       audio_path=audio, job_age_s=None))
         new_job = recognize(ctx, fresh, lease)
         return checkpoint(ctx, dataclasses.replace(fresh, state=dataclasses.replace(
-            fresh.state, vendor_job_id=new_job, audio_path=None, job_age_s=0.0)), lease, new_job)
+            fresh.state, vendor_job_id=new_job, audio_path=None, job_age_s=0.0)), lease, new_job, park_after_s)
 
 
 def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
@@ -133,9 +141,9 @@ def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
     limits = Limits(
         max_runs=s.max_runs, deadline_s=s.session_deadline_s, lease_ttl_s=s.lease_ttl_s, heartbeat_s=s.heartbeat_s,
         retry_later_s=s.retry_later_s, teardown_budget_s=s.teardown_budget_s,
-        teardown_attempt_timeout_s=s.teardown_attempt_timeout_s,
+        teardown_attempt_timeout_s=s.teardown_attempt_timeout_s, park_s=s.recognizer_park_s,
     )
-    return DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease)
+    return DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease, holder=s.worker_name)
 
 
 def run_capture(ctx: RunContext, session_id: uuid.UUID) -> Outcome:

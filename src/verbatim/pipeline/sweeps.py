@@ -7,6 +7,9 @@ logged and counted, and the rest still run):
     (database clock). Lease still held → due again at its expiry (the recheck at lease expiry);
     work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
     cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
+(a') parked sessions (``verbatim.pipeline.parked``): their look-up time has passed — the vendor
+    is asked about all of them in one list call; the done ones are enqueued. ``claim_due`` in
+    (a) never claims a parked row, so a parked session is never mistaken for a dead run.
 (b) stalled sessions (the safety net): work outstanding, no due time, no write for
     ``stall_s`` (180 s) → due now.
 (c) the outbox: pending vendor deletes, file deletes and webhooks, retried with backoff.
@@ -44,6 +47,7 @@ from verbatim.db.models import Session, VendorSubmission
 from verbatim.durable.store import RunStore
 from verbatim.notes.retention import expire_signed_notes
 from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
@@ -82,6 +86,7 @@ def tick(ctx: RunContext) -> SweepReport:
     """One pass of every step; each one isolated. Periodic steps run only when their period is due."""
     report = SweepReport()
     _step(report, "stalled", lambda: mark_stalled_due(ctx, report))
+    _step(report, "parked", lambda: report.requeued.extend(poll_parked(ctx).queued))
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
     _step(report, "outbox", lambda: _outbox(ctx, report))
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
@@ -126,6 +131,16 @@ def _claim_period(ctx: RunContext, name: str) -> bool:
         ).first() is not None
 
 
+def _mark_tick(ctx: RunContext) -> None:
+    """Record when the last tick finished (``sweep_schedule`` row ``tick``; the ops metrics read it)."""
+    try:
+        with db_session(ctx.repo.url) as db:
+            db.execute(text("INSERT INTO sweep_schedule (name, next_at) VALUES ('tick', now()) "
+                            "ON CONFLICT (name) DO UPDATE SET next_at = now()"))
+    except Exception as exc:  # noqa: BLE001 - the metric then shows the sweep as late, which it is
+        log.warning("sweep_mark_failed", error=type(exc).__name__)
+
+
 def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM).
 
@@ -136,6 +151,7 @@ def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     next_at = time.monotonic()
     while not stop.is_set():
         tick(ctx)
+        _mark_tick(ctx)
         next_at += period
         late = time.monotonic() - next_at
         if late > 0:
@@ -184,6 +200,11 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
     if not due:
         return
     outstanding = kind.outstanding(due)
+    with db_session(ctx.repo.url) as db:
+        # Seconds since each row's last write: for a dead run, since it was counted (recovery latency).
+        quiet: dict[uuid.UUID, float] = {row[0]: float(row[1]) for row in db.execute(text(
+            "SELECT subject_id, extract(epoch FROM now() - updated_at) FROM durable_runs "
+            "WHERE kind = :kind AND subject_id = ANY(:ids) AND runs > 0"), {"kind": store.kind, "ids": due})}
     for sid in due:
         pttl = int(ctx.redis.pttl(kind.lease_key(sid)))
         if pttl > 0:
@@ -201,6 +222,9 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
             store.set_due(sid, s.sweep_tick_s)
             raise
         metrics.sweep_requeued.inc()
+        if sid in quiet:  # a run was counted and nobody holds it now: its run died (or its message was lost)
+            metrics.recoveries.labels(source="sweep").inc()
+            metrics.recovery_latency.observe(quiet[sid])
         report.requeued.append(sid)
 
 

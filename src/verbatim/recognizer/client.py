@@ -67,6 +67,18 @@ class VendorJob:
     state: JobState
 
 
+#: the header carrying a job's callback secret in its notification (Speechmatics ``auth_headers``)
+CALLBACK_SECRET_HEADER = "X-Verbatim-Callback-Secret"
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Where the vendor tells us a job finished: our callback URL and the job's secret (sent as a header)."""
+
+    url: str
+    secret: str
+
+
 def session_tag(session_id: uuid.UUID) -> str:
     return f"session:{session_id}"
 
@@ -106,7 +118,8 @@ class Recognizer:
         self._client.close()
 
     # --- calls -------------------------------------------------------------------------
-    def submit(self, audio: Path, session_id: uuid.UUID, max_speakers: int | None = None) -> str:
+    def submit(self, audio: Path, session_id: uuid.UUID, max_speakers: int | None = None,
+               notify: Notify | None = None) -> str:
         """Submit one recording (sealed files are opened with the ring) with speaker diarization; returns the job id.
 
         ``max_speakers``: how many voices the session implies (clients + therapist), sent as
@@ -115,6 +128,8 @@ class Recognizer:
         Not retried here (a submit that timed out may still have created a job): raises
         RecognizerTransient, and the caller looks for the job by its tag before trying again.
         Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429).
+        ``notify``: ask for Speechmatics' ``notification_config`` (a POST to ``notify.url`` with the
+        job id and status as query parameters and the secret in ``CALLBACK_SECRET_HEADER``).
         """
         config = sm.JobConfig(
             type=sm.JobType.TRANSCRIPTION,
@@ -127,6 +142,8 @@ class Recognizer:
                 reference=str(session_id),
                 tags=[TAG, session_tag(session_id)],
             ),
+            notification_config=[sm.NotificationConfig(
+                url=notify.url, auth_headers=[f"{CALLBACK_SECRET_HEADER}: {notify.secret}"])] if notify else None,
         )
         # Decrypted a chunk at a time as the upload streams: no clear copy is written anywhere.
         with open_plain(audio, self.ring) as fh:
@@ -169,6 +186,29 @@ class Recognizer:
         fetch = lambda: self._client.list_jobs(created_before=before, limit=limit)  # noqa: E731
         jobs = self._call(fetch) if once else self._retrying(fetch)
         return [_vendor_job(j) for j in jobs]
+
+    def states(self, since: datetime | None, limit: int = 100, max_pages: int = 10) -> dict[str, JobState]:
+        """Job id → state for our jobs created after ``since`` (UTC), newest first: the parked-job poller.
+
+        One ``GET /v2/jobs`` per page of ``limit`` jobs (one call per tick when everything fits),
+        each a single attempt: a 429 or 5xx raises RecognizerTransient (with ``retry_after_s``)
+        and the caller backs off. At most ``max_pages`` calls.
+        """
+        after = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if since else None
+        found: dict[str, JobState] = {}
+        before: str | None = None
+        for _ in range(max_pages):
+            page = self._call(lambda b=before: self._client.list_jobs(  # type: ignore[misc]
+                limit=limit, created_before=b, created_after=after))
+            for job in page:
+                try:
+                    found[job.id] = job_state(job.status.value)
+                except RecognizerTransient:
+                    found[job.id] = JobState.RUNNING
+            if len(page) < limit or not page[-1].created_at:
+                break
+            before = page[-1].created_at
+        return found
 
     def find_session_job(self, session_id: uuid.UUID, exclude: set[str] | frozenset[str] = frozenset()) -> str | None:
         """The id of a live job tagged with this session (orphan adoption), newest first, or None.

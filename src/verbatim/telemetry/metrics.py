@@ -13,6 +13,13 @@ lock_acquired = Counter(
 )
 drain_timeout = Counter("worker_drain_timeout_total", "Drains that ran out of time and cancelled work")
 sweep_requeued = Counter("sweep_requeued_total", "Sessions re-queued by the stalled-session sweep")
+runs_ended = Counter("runs_ended_total", "Durable runs ended, by kind and outcome", ["kind", "outcome"])
+parked_lookups = Counter("parked_lookups_total", "Parked sessions looked up by the sweep, by outcome", ["outcome"])
+recoveries = Counter("recoveries_total", "Runs brought back after their run died, by how", ["source"])
+recovery_latency = Histogram(
+    "recovery_latency_seconds", "From a dead run's last durable write to its re-queue (s)",
+    buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800),
+)
 session_runs = Counter("session_runs_total", "Capture runs counted (lease taken, run number bumped)")
 stage_duration = Histogram(
     "stage_duration_seconds", "Time spent in each capture stage", ["stage"],
@@ -36,3 +43,10 @@ def stage(name: str) -> Iterator[None]:
         yield
     finally:
         stage_duration.labels(stage=name).observe(time.monotonic() - start)
+
+
+#: counted only by worker processes: the API's /metrics leaves them out (they would read 0 there forever)
+WORKER_ONLY = frozenset({
+    "worker_lock_acquired", "worker_drain_timeout", "session_runs", "runs_ended", "stage_duration_seconds",
+    "teardown_duration_seconds",
+})
