@@ -61,7 +61,9 @@ def test_consumer_killed_mid_message_its_message_is_claimed_and_finished_by_anot
 
     rescuer = worker_procs(private_redis.url)
     logs = all_logs([holder, rescuer])
-    wait_for(lambda: done(database_url, sid), 30, "the claimed message finished", logs)
+    # The row commits first, the progress hash is written right after: wait for both.
+    wait_for(lambda: done(database_url, sid) and read_progress(rc, sid).get("status") == "done", 30,
+             "the claimed message finished", logs)
     progress = read_progress(rc, sid)
     assert progress["consumer"] == rescuer.name
     # Claimed after the idle time; analysed only once the dead worker's lock had expired
