@@ -29,6 +29,7 @@ from verbatim.polish.split import THERAPIST, UNASSIGNED, segment_id
 from verbatim.reliability.api import SuggestionOut, _move, list_suggestions
 from verbatim.reliability.suggestions import Action
 from verbatim.states import ACTIVE, SessionStatus
+from verbatim.web.notes_page import formats_and_notes
 from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
 
 router = APIRouter(prefix="/app", include_in_schema=False)
@@ -141,7 +142,7 @@ def session_page(session_id: uuid.UUID, request: Request, svc: ServicesDep, acto
         with db_session(svc.repo.url) as db:
             corrected = corrected_originals(db, session_id)
         context.update(_view(transcript, turns, doubts, corrected), labels=labels, roles=roles,
-                       choices=[THERAPIST, *row.client_ids, UNASSIGNED])
+                       choices=[THERAPIST, *row.client_ids, UNASSIGNED], **formats_and_notes(svc, actor, session_id))
     else:
         with db_session(svc.repo.url) as db:
             audit.record(db, actor, "session_read", session_id, {"via": "web"})
