@@ -9,9 +9,9 @@ import re
 import uuid
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
-from tests.browser.conftest import Web, axe_violations
+from tests.browser.conftest import Web, axe_violations, start_web
 from tests.conftest import SAMPLES
 from tests.factories import ready_session, token_for
 from verbatim.config import Settings
@@ -141,3 +141,29 @@ def test_another_therapists_note_is_a_404_page(web: Web, alice: str) -> None:
     assert web.page.request.post(web.url + f"/app/notes/{note_id}/sign", max_redirects=0,
                                  headers={"x-csrf-token": "wrong"}).status in (403, 404)
     assert status_of(web.settings, note_id) == ("draft", 1)
+
+
+def test_risk_flags_stand_out_and_lead_to_their_words_at_tablet_width(browser: Browser, settings: Settings,
+                                                                      tmp_path: Path, alice: str) -> None:
+    sid = ready_session(settings, SAMPLES / "notes" / "risk_discussed.json", therapist="Alice",
+                        clinic="North Clinic")
+    note_id = drafted(settings, sid)
+    server, web = start_web(browser, settings, tmp_path, width=800, height=1000)
+    try:
+        web.sign_in(alice)
+        web.go(f"/app/notes/{note_id}")
+        page = web.page
+        risk = page.get_by_role("region", name="Risk flags")
+        expect(risk).to_contain_text("about risk found in the transcript")
+        flag = risk.locator("a[data-cites]").first
+        target = page.locator(f"#ev-{flag.get_attribute('data-cites')}")
+        flag.click()
+        expect(target).to_have_class(re.compile(r"\bcited\b"))
+        expect(target).to_be_in_viewport()
+        web.shot("note-risk-tablet")
+        bad = [(v["id"], v["help"]) for v in axe_violations(web)]
+        assert not bad, bad
+        assert not web.outside
+    finally:
+        web.context.close()
+        server.stop()
