@@ -3,6 +3,8 @@ original shown on request, the correction kept when the transcript is republishe
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import select
 
 from tests.browser.conftest import Web, axe_violations, published
@@ -25,8 +27,9 @@ def test_fix_a_misheard_word_by_free_text_correction(web: Web, alice: str) -> No
     turn = page.locator("#turn-3")
     original = turn.locator("p.said").first.inner_text()
     assert "eek at work" in original
-    turn.get_by_text("Correct the words").click()
+    turn.get_by_role("link", name=re.compile("Correct the words")).click()
     turn.get_by_label("Corrected words").fill("Weak at work, I said.")
+    assert "/edit" not in page.url  # the form was loaded in place
     web.shot("segment-correcting")
     turn.get_by_role("button", name="Save correction").click()
     page.locator("#turn-3[data-corrected]").wait_for()
@@ -66,7 +69,7 @@ def test_an_empty_correction_is_refused_and_changes_nothing(web: Web, alice: str
     web.go(f"/app/sessions/{sid}")
     before = Repo(url).get(sid).published_turns
     turn = web.page.locator("#turn-3")
-    turn.get_by_text("Correct the words").click()
+    turn.get_by_role("link", name=re.compile("Correct the words")).click()
     box = turn.get_by_label("Corrected words")
     box.fill("   ")
     box.evaluate("b => b.removeAttribute('required')")
