@@ -77,3 +77,20 @@ def test_an_empty_correction_is_refused_and_changes_nothing(web: Web, alice: str
     web.page.get_by_role("alert").wait_for()
     assert "1 to 4000 characters" in web.page.get_by_role("alert").inner_text()
     assert Repo(url).get(sid).published_turns == before
+
+
+def test_without_script_the_form_has_its_own_page_and_other_therapists_get_404(web: Web, alice: str) -> None:
+    assert web.settings.database_url
+    url = web.settings.database_url
+    sid = published(url)
+    other = published(url, therapist="Bob", clinic="South Clinic")
+    web.sign_in(alice)
+    assert web.go(f"/app/sessions/{other}/segments/seg-3/edit").status == 404
+    assert web.page.get_by_role("heading", name="Not found").is_visible()
+    web.go(f"/app/sessions/{sid}/segments/seg-3/edit")
+    page = web.page
+    page.get_by_label("Corrected words").fill("Weak at work.")
+    page.get_by_role("button", name="Save correction").click()
+    page.locator("#turn-3[data-corrected]").wait_for()
+    assert (Repo(url).get(sid).published_turns or [])[3]["text"] == "Weak at work."
+    assert (Repo(url).get(other).published_turns or [])[3]["text"] != "Weak at work."

@@ -1,8 +1,9 @@
 """The session page's free-text correction of one segment (``POST /app/sessions/{id}/segments/{seg}``).
 
-``GET …/segments/{seg}/edit`` answers the correction form: the fragment when htmx asks for it
-(the session page loads it in place, so an hour's transcript does not carry 400 forms), a page
-of its own otherwise. It reads the segment through ``segment_history`` (authorized, audited).
+``GET …/segments/{seg}/edit`` answers the correction form: the fragment when the page's script
+asks for it (``segment-fix.js`` loads it in place of the link, so an hour's transcript carries
+400 short links, not 400 forms), a page of its own otherwise (no script). It reads the segment
+through ``segment_history`` (authorized and audited as the API's read).
 
 The form (CSRF-protected) goes through the JSON API's own ``correct_segment``, so the page's
 correction is authorized, versioned and audited exactly as ``PUT /v1/sessions/{id}/segments/{seg}``:
@@ -12,7 +13,7 @@ words a 422 page; nothing is changed when it is refused.
 
 from __future__ import annotations
 
-import re
+import secrets
 import uuid
 from typing import Annotated
 
@@ -26,20 +27,19 @@ from verbatim.api.segments import MAX_SEGMENT_CHARS, SegmentCorrection, _index, 
 from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
 
 router = APIRouter(prefix="/app", include_in_schema=False)
-_KEY = re.compile(r"[a-z0-9]{1,8}")
 
 
 @router.get("/sessions/{session_id}/segments/{segment_id}/edit", response_class=HTMLResponse)
-def edit_form(session_id: uuid.UUID, segment_id: str, request: Request, svc: ServicesDep, actor: ActorPageDep,
-              key: str = "u", client_id: str = "") -> Response:
-    """The correction form of one segment, filled with its words now (fragment for htmx, else a page)."""
+def edit_form(session_id: uuid.UUID, segment_id: str, request: Request, svc: ServicesDep,
+              actor: ActorPageDep) -> Response:
+    """The correction form of one segment, filled with its words now (a fragment for the script, else a page)."""
     try:
         segment = segment_history(session_id, segment_id, svc, actor.principal, actor)
     except ApiError as exc:
         raise PageError(exc.status, exc.detail) from exc
     template = "_segment_form.html" if request.headers.get("hx-request") else "segment_edit.html"
     return render(request, template, session_id=session_id, segment=segment, index=_index(segment_id),
-                  client_id=client_id[:200], key=key if _KEY.fullmatch(key) else "u")
+                  key=secrets.token_hex(3))
 
 
 @router.post("/sessions/{session_id}/segments/{segment_id}")
