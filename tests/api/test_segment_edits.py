@@ -123,3 +123,12 @@ def test_another_therapists_session_is_404_and_not_ready_is_409(api: Api, settin
     r = api.client.put(f"/v1/sessions/{sid}/segments/seg-1", json={"text": "too early"}, headers=H(alice))
     assert (r.status_code, r.json()["error"]) == (409, "not_ready")
     assert record(settings, sid) == before
+
+
+def test_withdrawing_the_session_deletes_its_corrections(api: Api, settings: Settings, alice: str) -> None:
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    assert api.client.put(f"/v1/sessions/{sid}/segments/seg-1", json={"text": "Private words."},
+                          headers=H(alice)).status_code == 200
+    assert edits_and_audit(settings, sid)[0] == 1
+    assert api.client.delete(f"/v1/sessions/{sid}", headers=H(alice)).status_code == 204
+    assert edits_and_audit(settings, sid)[0] == 0

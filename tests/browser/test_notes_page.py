@@ -167,3 +167,25 @@ def test_risk_flags_stand_out_and_lead_to_their_words_at_tablet_width(browser: B
     finally:
         web.context.close()
         server.stop()
+
+
+def test_a_note_whose_transcript_is_gone_shows_its_quote_snapshots(web: Web, alice: str) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import delete, update
+
+    from verbatim.db.models import Transcript
+
+    sid = session_of_alice(web.settings)
+    note_id = drafted(web.settings, sid)
+    with db_session(web.settings.database_url or "") as db:
+        db.execute(delete(Transcript).where(Transcript.session_id == sid))
+        db.execute(update(Session).where(Session.id == sid).values(transcript_expired_at=datetime.now(UTC)))
+    web.sign_in(alice)
+    web.go(f"/app/notes/{note_id}")
+    page = web.page
+    expect(page.locator(".evidence")).to_contain_text("the words each citation quoted")
+    first = page.locator("a.sentence").first
+    first.click()
+    cited = page.locator(f"#ev-{(first.get_attribute('data-cites') or '').split()[0]}")
+    expect(cited).to_have_class(re.compile(r"\bcited\b"))
