@@ -118,7 +118,8 @@ def correct_segment(session_id: uuid.UUID, segment_id: str, body: SegmentCorrect
         if body.client_id is not None:
             if body.client_id not in records:
                 raise ApiError(422, "client_not_in_session", f"{body.client_id!r} is not a client of this session")
-            if records[body.client_id].segments[index].get("speaker") == OTHER:
+            shown = records[body.client_id].segments
+            if index >= len(shown) or shown[index].get("speaker") == OTHER:
                 raise ApiError(422, "not_in_record", f"{segment_id} is another participant's turn in "
                                                      f"{body.client_id}'s record: correct it where it is shown")
         turns = list(row.published_turns or [])
