@@ -57,7 +57,7 @@ def test_family_session_speakers_and_tabs(web: Web, alice: str) -> None:
     assert Repo(url).get(sid).speaker_map == {"S1": "therapist", "S2": "dad"}
     page.get_by_role("tab", name="dad").click()
     dad = page.get_by_role("tabpanel", name="dad")
-    assert dad.get_by_text("Fine.").is_visible()
+    assert dad.locator("p.said", has_text="Fine.").is_visible()
     assert page.get_by_role("tabpanel", name="mum").is_hidden()
     page.get_by_role("tab", name="dad").press("ArrowRight")
     assert page.get_by_role("tabpanel", name="kid").is_visible()

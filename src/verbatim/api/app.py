@@ -23,6 +23,7 @@ from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.notes import router as notes_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
+from verbatim.api.segments import router as segments_router
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
 from verbatim.api.upload_slots import UploadSlots
@@ -87,6 +88,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(break_glass_router)
     app.include_router(callbacks_router)
     app.include_router(notes_router)
+    app.include_router(segments_router)
     web.install(app, settings)
 
     @app.get("/healthz", tags=["ops"])

@@ -411,3 +411,22 @@ class EhrIdentifier(Base):
     local_id: Mapped[str] = mapped_column(String(200), nullable=False)
     system: Mapped[str] = mapped_column(String(300), nullable=False)
     value: Mapped[str] = mapped_column(String(200), nullable=False)
+
+
+class SegmentEdit(Base):
+    """A clinician's free-text correction of one transcript segment (one recognized turn).
+
+    ``turn_index`` is the ``n`` of the segment id ``seg-{n}`` (stable across corrections);
+    ``original`` is the segment's text just before this correction, ``text`` the text after it.
+    The latest correction of a turn is its published text: every republish (a suggestion
+    validated or reverted, speakers corrected) lays it over the recognizer's words again.
+    """
+
+    __tablename__ = "segment_edits"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    session_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("sessions.id"), nullable=False, index=True)
+    turn_index: Mapped[int] = mapped_column(Integer, nullable=False)
+    original: Mapped[str] = mapped_column(Text, nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    author_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), nullable=False)
+    created_at: Mapped[datetime] = _now()

@@ -19,7 +19,7 @@ from sqlalchemy import delete, insert, text, update
 
 from verbatim import audit
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session, SessionEvent, Transcript
+from verbatim.db.models import SegmentEdit, Session, SessionEvent, Transcript
 from verbatim.notes.retention import delete_unsigned
 from verbatim.reliability.models import ReliabilitySuggestion
 
@@ -67,6 +67,8 @@ def _expire(ctx: RunContext, session_id: uuid.UUID, clinic_id: uuid.UUID) -> Non
             return
         db.execute(delete(Transcript).where(Transcript.session_id == session_id))
         db.execute(delete(ReliabilitySuggestion).where(ReliabilitySuggestion.session_id == session_id))
+        # A clinician's corrections quote the transcript too (text and original): they go with it.
+        db.execute(delete(SegmentEdit).where(SegmentEdit.session_id == session_id))
         # Unsigned notes quote the transcript and go with it; signed notes keep their own retention.
         delete_unsigned(db, session_id)
         db.execute(insert(SessionEvent).values(session_id=session_id, run=0, kind="transcript_expired"))

@@ -19,7 +19,7 @@ from sqlalchemy import delete, func, insert, update
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session, SessionEvent, Transcript
+from verbatim.db.models import SegmentEdit, Session, SessionEvent, Transcript
 from verbatim.db.repo import Repo, queue_copies_deleted
 from verbatim.durable import outbox
 from verbatim.pipeline.cleanup import Cleanup
@@ -50,6 +50,8 @@ def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID,
         db.execute(delete(Transcript).where(Transcript.session_id == session_id))
         # Suggestions quote the transcript: they go with it (their action rows hold no text and stay).
         db.execute(delete(ReliabilitySuggestion).where(ReliabilitySuggestion.session_id == session_id))
+        # A clinician's corrections quote the transcript too (text and original): they go with it.
+        db.execute(delete(SegmentEdit).where(SegmentEdit.session_id == session_id))
         if row is not None:
             runs = repo.runs.count_in(db, session_id)
             db.execute(insert(SessionEvent).values(session_id=session_id, run=runs, kind="session_deleted"))

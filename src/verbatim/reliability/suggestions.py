@@ -31,7 +31,7 @@ from typing import Any, Protocol, cast
 from sqlalchemy import Engine, Table, func, insert, select, update
 from sqlalchemy.orm import Session as OrmSession
 
-from verbatim.db.models import Session, Transcript
+from verbatim.db.models import SegmentEdit, Session, Transcript
 from verbatim.errors import IllegalTransition, NotFound, VerbatimError
 from verbatim.polish.base import Turn
 from verbatim.polish.rules import rule_therapist
@@ -347,6 +347,11 @@ def republish(db: OrmSession, session: Session) -> list[Turn]:
         )
     ).scalars()
     turns = published_turns(session.raw_turns, applied)
+    # A clinician's free-text correction is the last word on its turn: laid over the suggestions.
+    for index, text_ in db.execute(select(SegmentEdit.turn_index, SegmentEdit.text)
+                                   .where(SegmentEdit.session_id == session.id).order_by(SegmentEdit.id)):
+        if 0 <= index < len(turns):
+            turns[index]["text"] = text_
     roles = current_roles(db, session)
     therapist = None if roles else rule_therapist(turns)
     records = split_per_client(

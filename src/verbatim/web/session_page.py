@@ -3,7 +3,8 @@
 Reads go through the JSON API's own functions (``get_transcript``, ``list_suggestions``), so a
 page is authorized and audited exactly as the API is: another therapist's session is a 404 page.
 Low-confidence words are marked where they stand; validate / ignore / revert post to
-``/app/suggestions/{id}/{action}``; speaker correction posts to ``/app/sessions/{id}/speakers``.
+``/app/suggestions/{id}/{action}``; speaker correction posts to ``/app/sessions/{id}/speakers``;
+a segment's free-text correction to ``/app/sessions/{id}/segments/{seg}`` (``segment_edit.py``).
 There is no audio to play: it was deleted once the recognizer had it, on purpose (DESIGN.md).
 """
 
@@ -21,12 +22,14 @@ from starlette.datastructures import FormData
 from verbatim import audit
 from verbatim.api.deps import ServicesDep
 from verbatim.api.errors import ApiError
+from verbatim.api.segments import originals as corrected_originals
 from verbatim.api.sessions import SpeakerMap, TranscriptOut, _load_own, _out, get_transcript, put_speakers
 from verbatim.db.engine import db_session
-from verbatim.polish.split import THERAPIST, UNASSIGNED
+from verbatim.polish.split import THERAPIST, UNASSIGNED, segment_id
 from verbatim.reliability.api import SuggestionOut, _move, list_suggestions
 from verbatim.reliability.suggestions import Action
 from verbatim.states import ACTIVE, SessionStatus
+from verbatim.web.notes_page import formats_and_notes
 from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
 
 router = APIRouter(prefix="/app", include_in_schema=False)
@@ -51,6 +54,16 @@ class Line:
     end_s: float
     parts: list[Part]
     loose: list[SuggestionOut]
+    #: the segment's words before a clinician's first free-text correction (None: never corrected)
+    original: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts)
+
+    @property
+    def segment_id(self) -> str:
+        return segment_id(self.index)
 
 
 def _parts(text: str, doubts: list[SuggestionOut]) -> tuple[list[Part], list[SuggestionOut]]:
@@ -85,28 +98,31 @@ def _speaker(role: str, label: str) -> str:
     return role
 
 
-def _lines(segments: list[dict[str, Any]], indices: list[int], doubts: dict[int, list[SuggestionOut]]) -> list[Line]:
+def _lines(segments: list[dict[str, Any]], indices: list[int], doubts: dict[int, list[SuggestionOut]],
+           originals: dict[int, str] | None = None) -> list[Line]:
     lines = []
     for i, seg in zip(indices, segments, strict=True):
-        parts, loose = _parts(seg["text"], doubts.get(i, []) if seg["speaker"] != "other participant" else [])
+        own = seg["speaker"] != "other participant"
+        parts, loose = _parts(seg["text"], doubts.get(i, []) if own else [])
         lines.append(Line(i, _speaker(seg["speaker"], seg["speaker_label"]), seg["speaker_label"], seg["start_s"],
-                          seg["end_s"], parts, loose))
+                          seg["end_s"], parts, loose, (originals or {}).get(i) if own else None))
     return lines
 
 
 def _view(transcript: TranscriptOut, turns: list[dict[str, Any]],
-          doubts: list[SuggestionOut]) -> dict[str, Any]:
+          doubts: list[SuggestionOut], originals: dict[int, str]) -> dict[str, Any]:
     by_turn: dict[int, list[SuggestionOut]] = {}
     for d in doubts:
         by_turn.setdefault(d.turn_index, []).append(d)
     tabs = [{"client_id": t.client_id, "lines": _lines([s.model_dump() for s in t.segments],
-                                                       list(range(len(t.segments))), by_turn)}
+                                                       list(range(len(t.segments))), by_turn,
+                                                       originals)}
             for t in transcript.transcripts]
     unassigned_at = [i for i, t in enumerate(turns) if t.get("role", UNASSIGNED) == UNASSIGNED]
     unassigned = [s.model_dump() for s in transcript.unassigned]
     if len(unassigned_at) != len(unassigned):
         unassigned_at = list(range(len(unassigned)))
-    return {"tabs": tabs, "unassigned": _lines(unassigned, unassigned_at, by_turn),
+    return {"tabs": tabs, "unassigned": _lines(unassigned, unassigned_at, by_turn, originals),
             "pending": sum(1 for d in doubts if d.status == "pending")}
 
 
@@ -115,15 +131,18 @@ def session_page(session_id: uuid.UUID, request: Request, svc: ServicesDep, acto
     """The session: status while it is processed; once ready, the transcript to review. Audited."""
     row = _load_own(svc, actor.principal, session_id)
     session = _out(svc, row)
-    context: dict[str, Any] = {"session": session, "live": session.status in ACTIVE, "read_only": False}
+    context: dict[str, Any] = {"session": session, "session_id": session_id, "live": session.status in ACTIVE,
+                               "read_only": False}
     if session.status == SessionStatus.READY and session.transcript_expired_at is None:
         transcript = get_transcript(session_id, svc, actor.principal, actor)
         doubts = list_suggestions(session_id, svc, actor.principal, actor).suggestions
         turns = row.published_turns or []
         labels = list(dict.fromkeys(t["speaker"] for t in turns))
         roles = {t["speaker"]: t.get("role", UNASSIGNED) for t in turns}
-        context.update(_view(transcript, turns, doubts), labels=labels, roles=roles,
-                       choices=[THERAPIST, *row.client_ids, UNASSIGNED])
+        with db_session(svc.repo.url) as db:
+            corrected = corrected_originals(db, session_id)
+        context.update(_view(transcript, turns, doubts, corrected), labels=labels, roles=roles,
+                       choices=[THERAPIST, *row.client_ids, UNASSIGNED], **formats_and_notes(svc, actor, session_id))
     else:
         with db_session(svc.repo.url) as db:
             audit.record(db, actor, "session_read", session_id, {"via": "web"})

@@ -1,0 +1,164 @@
+"""Free-text correction of one transcript segment, and its history (the original kept).
+
+``PUT /v1/sessions/{id}/segments/{segment_id}`` ``{"text": …, "client_id": …}`` replaces the
+words of one segment (``seg-{n}``, the n-th recognized turn) in the published turns and in every
+client record that shows them, and bumps those records' ``version``. Segment ids do not move, so
+a note's citations keep pointing at the same turn (and keep their own quote snapshots). The text
+before the correction is kept in ``segment_edits``; ``GET …/segments/{segment_id}`` shows it.
+Each correction writes its audit row in the transaction that makes it.
+
+The session's own therapist only (404 for anyone else, as for sessions). Errors: 404 unknown
+segment; 422 empty or longer than 4 000 characters, unchanged, a client not in the session, or
+a segment that is another participant's in that client's record; 409 session not ready;
+410 transcript deleted under retention. Nothing is written when a correction is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session as OrmSession
+
+from verbatim import audit
+from verbatim.api.deps import ActorDep, PrincipalDep, ServicesDep
+from verbatim.api.errors import ApiError
+from verbatim.api.sessions import _load_own
+from verbatim.db.engine import db_session
+from verbatim.db.models import SegmentEdit, Session, Transcript
+from verbatim.errors import NotFound
+from verbatim.states import SessionStatus
+
+router = APIRouter(tags=["sessions"])
+
+#: the longest corrected segment, in characters (an hour's longest turn is far shorter)
+MAX_SEGMENT_CHARS = 4000
+OTHER = "other participant"
+_SEGMENT_ID = re.compile(r"seg-(\d{1,6})")
+
+
+class SegmentCorrection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_SEGMENT_CHARS)] = Field(
+        description="The segment's corrected words (1–4 000 characters)")
+    client_id: str | None = Field(None, max_length=200,
+                                  description="The client record the segment was read in (checked when given)")
+
+
+class EditOut(BaseModel):
+    original: str
+    text: str
+    author_id: uuid.UUID
+    created_at: datetime
+
+
+class SegmentHistory(BaseModel):
+    session_id: uuid.UUID
+    segment_id: str
+    #: the segment's words now
+    text: str
+    #: the words before any clinician's correction (the recognizer's, with applied suggestions)
+    original: str
+    corrected: bool
+    #: client id → that client's transcript version (only records showing this segment's words)
+    transcript_versions: dict[str, int]
+    edits: list[EditOut]
+
+
+def _index(segment_id: str) -> int:
+    match = _SEGMENT_ID.fullmatch(segment_id)
+    if match is None:
+        raise NotFound(f"no segment {segment_id!r}: segment ids look like seg-12")
+    return int(match.group(1))
+
+
+def _ready(db: OrmSession, session_id: uuid.UUID, index: int, segment_id: str) -> Session:
+    """The session row, locked, once it has a published turn ``index`` (409/410/404 otherwise)."""
+    row = db.execute(select(Session).where(Session.id == session_id).with_for_update()).scalar_one()
+    if row.transcript_expired_at is not None:
+        raise ApiError(410, "transcript_expired", "the transcript was deleted under its clinic's retention")
+    if row.status != SessionStatus.READY or row.published_turns is None:
+        raise ApiError(409, "not_ready", f"a segment can be corrected once the transcript is published "
+                                         f"(status {row.status})")
+    if not 0 <= index < len(row.published_turns):
+        raise NotFound(f"no segment {segment_id} in session {session_id}")
+    return row
+
+
+def _history(db: OrmSession, row: Session, index: int, segment_id: str) -> SegmentHistory:
+    edits = list(db.execute(select(SegmentEdit).where(SegmentEdit.session_id == row.id,
+                                                      SegmentEdit.turn_index == index).order_by(SegmentEdit.id)
+                            ).scalars())
+    text = str((row.published_turns or [])[index]["text"])
+    versions = {r.client_id: r.version for r in db.execute(select(Transcript).where(Transcript.session_id == row.id)
+                                                             ).scalars()
+                if index < len(r.segments) and r.segments[index].get("speaker") != OTHER}
+    return SegmentHistory(session_id=row.id, segment_id=segment_id, text=text,
+                          original=edits[0].original if edits else text, corrected=bool(edits),
+                          transcript_versions=versions,
+                          edits=[EditOut(original=e.original, text=e.text, author_id=e.author_id,
+                                         created_at=e.created_at) for e in edits])
+
+
+@router.put("/v1/sessions/{session_id}/segments/{segment_id}", response_model=SegmentHistory)
+def correct_segment(session_id: uuid.UUID, segment_id: str, body: SegmentCorrection, svc: ServicesDep,
+                    who: PrincipalDep, actor: ActorDep) -> SegmentHistory:
+    """Replace one segment's words: a new version of each record showing them; the original kept. Audited."""
+    therapist = _load_own(svc, who, session_id).therapist_id
+    index = _index(segment_id)
+    with db_session(svc.repo.url) as db:
+        row = _ready(db, session_id, index, segment_id)
+        records = {r.client_id: r for r in db.execute(
+            select(Transcript).where(Transcript.session_id == session_id).with_for_update()).scalars()}
+        if body.client_id is not None:
+            if body.client_id not in records:
+                raise ApiError(422, "client_not_in_session", f"{body.client_id!r} is not a client of this session")
+            shown = records[body.client_id].segments
+            if index >= len(shown) or shown[index].get("speaker") == OTHER:
+                raise ApiError(422, "not_in_record", f"{segment_id} is another participant's turn in "
+                                                     f"{body.client_id}'s record: correct it where it is shown")
+        turns = list(row.published_turns or [])
+        before = str(turns[index]["text"])
+        if before == body.text:
+            raise ApiError(422, "unchanged", "the text is the segment's text already: change a word, then save")
+        db.add(SegmentEdit(session_id=session_id, turn_index=index, original=before, text=body.text,
+                           author_id=therapist))
+        turns[index] = {**turns[index], "text": body.text}
+        db.execute(update(Session).where(Session.id == session_id).values(published_turns=turns))
+        for record in records.values():
+            segments = list(record.segments)
+            if index < len(segments) and segments[index].get("speaker") != OTHER:
+                segments[index] = {**segments[index], "text": body.text}
+                db.execute(update(Transcript).where(Transcript.id == record.id)
+                           .values(segments=segments, version=Transcript.version + 1))
+        audit.record(db, actor, "segment_corrected", session_id,
+                     {"segment_id": segment_id, "client_id": body.client_id})
+        db.flush()
+        db.expire_all()
+        return _history(db, db.get(Session, session_id) or row, index, segment_id)
+
+
+@router.get("/v1/sessions/{session_id}/segments/{segment_id}", response_model=SegmentHistory)
+def segment_history(session_id: uuid.UUID, segment_id: str, svc: ServicesDep, who: PrincipalDep,
+                    actor: ActorDep) -> SegmentHistory:
+    """One segment's words now, its original and each correction (who, when). Audited."""
+    _load_own(svc, who, session_id)
+    index = _index(segment_id)
+    with db_session(svc.repo.url) as db:
+        row = _ready(db, session_id, index, segment_id)
+        audit.record(db, actor, "segment_history_read", session_id, {"segment_id": segment_id})
+        return _history(db, row, index, segment_id)
+
+
+def originals(db: OrmSession, session_id: uuid.UUID) -> dict[int, str]:
+    """Turn index → its words before the first correction, for every corrected segment of the session."""
+    found: dict[int, str] = {}
+    for index, original in db.execute(select(SegmentEdit.turn_index, SegmentEdit.original)
+                                      .where(SegmentEdit.session_id == session_id).order_by(SegmentEdit.id)):
+        found.setdefault(index, original)
+    return found

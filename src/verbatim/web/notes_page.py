@@ -1,0 +1,167 @@
+"""Clinical notes on the pages: request a draft, watch it written, read it beside its evidence, edit, sign, export.
+
+Every action goes through the JSON API's own functions (``verbatim.api.notes``: ``request``,
+``read``, ``edit``, ``sign``, ``amend``, ``export_pdf``, ``export_fhir``), so authorization
+and audit are identical to the API's: another therapist's note is a 404 page, a draft is never
+exported (409 page), every read, edit, sign and export is audited. Forms are CSRF-checked.
+
+``GET /app/notes/{id}`` shows the note beside the client's record: each sentence links to the
+segments it cites (``note.js`` highlights and scrolls to them; without script the link jumps
+to the first). While the note is written, ``…/progress`` is polled (htmx, every second) and
+shows the sections written so far; once drafted it asks the page to reload.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+
+from verbatim.api import notes as notes_api
+from verbatim.api.deps import ServicesDep
+from verbatim.api.errors import ApiError
+from verbatim.api.sessions import get_transcript
+from verbatim.audit import Actor
+from verbatim.db.engine import db_session
+from verbatim.db.models import Note, NoteTemplate
+from verbatim.errors import NoteRequestInvalid
+from verbatim.notes.formats import BUILT_IN
+from verbatim.notes.states import RUNNABLE
+from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
+
+router = APIRouter(prefix="/app", include_in_schema=False)
+
+
+def formats_and_notes(svc: Any, actor: Actor, session_id: uuid.UUID) -> dict[str, Any]:
+    """For the session page's notes card: the formats offered (built in + the clinic's templates)
+    and the caller's notes of this session, newest first."""
+    who = actor.principal
+    with db_session(svc.repo.url) as db:
+        templates = db.execute(select(NoteTemplate.id, NoteTemplate.name).where(
+            NoteTemplate.clinic_id == who.clinic_id).order_by(NoteTemplate.name)).all()
+        notes = db.execute(select(Note.id, Note.client_id, Note.format, Note.status, Note.created_at).where(
+            Note.session_id == session_id, Note.therapist_id == who.therapist_id).order_by(Note.created_at.desc())
+        ).all()
+    names = {str(t.id): t.name for t in templates}
+    formats = [(f, f.upper()) for f in BUILT_IN] + list(names.items())
+    return {"formats": formats, "notes": [{**n._asdict(), "format_name": names.get(n.format, n.format.upper())}
+                                          for n in notes]}
+
+
+def _page_error(exc: ApiError | NoteRequestInvalid) -> PageError:
+    if isinstance(exc, ApiError):
+        return PageError(exc.status, exc.detail)
+    return PageError({"not_ready": 409, "transcript_expired": 410}.get(exc.code, 422), str(exc))
+
+
+@router.post("/sessions/{session_id}/notes")
+async def request_draft(session_id: uuid.UUID, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
+    """Ask for a draft (format, client) → the note's page, where it is watched being written."""
+    form = await request.form()
+    try:
+        body = notes_api.NoteRequest(format=str(form.get("format", "")), client_id=str(form.get("client_id") or "")
+                                     or None)
+        made = await run_in_threadpool(notes_api.request, session_id, body, svc, page.principal,
+                                       page_actor(request, page))
+    except ValidationError as exc:
+        raise PageError(422, "Choose a format and a client for the note.") from exc
+    except (ApiError, NoteRequestInvalid) as exc:
+        raise _page_error(exc) from exc
+    return RedirectResponse(f"/app/notes/{made.note_id}", 303)
+
+
+def _evidence(svc: Any, actor: Actor, note: notes_api.NoteOut) -> tuple[list[dict[str, Any]], str | None]:
+    """The client's record beside the note, or (when it is gone) why, and the citations' snapshots instead."""
+    try:
+        transcript = get_transcript(note.session_id, svc, actor.principal, actor)
+    except ApiError as exc:
+        quoted = {c.segment_id: c.model_dump() | {"id": c.segment_id, "text": c.quote}
+                  for s in note.sections for x in s.sentences for c in x.citations}
+        return sorted(quoted.values(), key=lambda c: c["start_s"]), exc.detail
+    record = next((t for t in transcript.transcripts if t.client_id == note.client_id), None)
+    return ([s.model_dump() for s in record.segments] if record else []), None
+
+
+def _context(svc: Any, actor: Actor, note_id: uuid.UUID) -> dict[str, Any]:
+    note = notes_api.read(note_id, svc, actor.principal, actor)
+    return {"note": note, "running": note.status in RUNNABLE}
+
+
+@router.get("/notes/{note_id}", response_class=HTMLResponse)
+def note_page(note_id: uuid.UUID, request: Request, svc: ServicesDep, actor: ActorPageDep) -> Response:
+    """The note beside its evidence; forms to edit, sign, amend; exports once signed. Audited."""
+    context = _context(svc, actor, note_id)
+    segments, gone = _evidence(svc, actor, context["note"]) if not context["running"] else ([], None)
+    return render(request, "note.html", segments=segments, gone=gone, **context)
+
+
+@router.get("/notes/{note_id}/progress", response_class=HTMLResponse)
+def note_progress(note_id: uuid.UUID, request: Request, svc: ServicesDep, actor: ActorPageDep) -> Response:
+    """The sections written so far (polled while the note is written); reloads the page once it is drafted."""
+    context = _context(svc, actor, note_id)
+    response = render(request, "_note_progress.html", **context)
+    if not context["running"]:
+        response.headers["HX-Refresh"] = "true"
+    return response
+
+
+def _sections(form: FormData) -> list[notes_api.SectionEdit]:
+    """``section-{i}-name`` and ``section-{i}-text`` (one sentence a line) → the note's sections, in order."""
+    count = sum(1 for k in form if k.startswith("section-") and k.endswith("-name"))
+    out = []
+    for i in range(count):
+        text = str(form.get(f"section-{i}-text", ""))
+        out.append(notes_api.SectionEdit(name=str(form.get(f"section-{i}-name", "")),
+                                         sentences=[line.strip() for line in text.splitlines() if line.strip()]))
+    return out
+
+
+@router.post("/notes/{note_id}/{action}")
+async def change(note_id: uuid.UUID, action: str, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
+    """``edit`` (a draft: new version), ``sign``, ``amend`` (a signed note, with a reason) → back to the note."""
+    form = await request.form()
+    actor = page_actor(request, page)
+    try:
+        if action == "edit":
+            await run_in_threadpool(notes_api.edit, note_id, notes_api.NoteEdit(sections=_sections(form)), svc,
+                                    page.principal, actor)
+        elif action == "amend":
+            body = notes_api.Amendment(sections=_sections(form), reason=str(form.get("reason", "")))
+            await run_in_threadpool(notes_api.amend, note_id, body, svc, page.principal, actor)
+        elif action == "sign":
+            await run_in_threadpool(notes_api.sign, note_id, svc, page.principal, actor)
+        else:
+            raise PageError(404, "There is no such page.")
+    except ValidationError as exc:
+        reason = " and the reason for the amendment (at least 5 characters)" if action == "amend" else ""
+        raise PageError(422, f"Each section needs a name; each sentence at most 4000 characters{reason}. "
+                             "Nothing was changed.") from exc
+    except ApiError as exc:
+        raise _page_error(exc) from exc
+    return RedirectResponse(f"/app/notes/{note_id}", 303)
+
+
+@router.get("/notes/{note_id}/pdf")
+def note_pdf(note_id: uuid.UUID, svc: ServicesDep, actor: ActorPageDep) -> Response:
+    """The signed note as PDF (a download); a draft answers the 409 page. Audited as an export."""
+    try:
+        return notes_api.export_pdf(note_id, svc, actor.principal, actor)
+    except ApiError as exc:
+        raise _page_error(exc) from exc
+
+
+@router.get("/notes/{note_id}/fhir")
+def note_fhir(note_id: uuid.UUID, svc: ServicesDep, actor: ActorPageDep) -> Response:
+    """The signed note as a FHIR R4 DocumentReference (a JSON download); a draft answers the 409 page."""
+    try:
+        resource = notes_api.export_fhir(note_id, svc, actor.principal, actor)
+    except ApiError as exc:
+        raise _page_error(exc) from exc
+    return JSONResponse(resource, media_type="application/fhir+json", headers={
+        "content-disposition": f'attachment; filename="note-{note_id}.fhir.json"', "cache-control": "no-store"})
