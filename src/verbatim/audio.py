@@ -145,8 +145,9 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None, rin
 
     Raises AudioUnreadable for: a missing or empty file, content that is not one of the
     accepted containers/codecs, no audio stream, a zero duration, a decode bomb (fewer than
-    `MIN_BYTES_PER_S` bytes per second of audio), a sealed file that fails authentication, or a
-    truncated or corrupt file. Truncation is caught when the container states a length: WAV
+    `MIN_BYTES_PER_S` bytes per second of audio), or a truncated or corrupt file. A sealed file
+    that cannot be opened raises SealedDataError: a key or disk problem, never the audio's fault.
+    Truncation is caught when the container states a length: WAV
     (header sizes vs file size), FLAC, MP3 with a Xing/Info/VBRI header, MP4 and Matroska/WebM
     (audio stops before the stated end). Ogg and header-less MP3 state no length, so a
     file cut short there is simply shorter audio (still decodable, duration measured).
@@ -155,8 +156,6 @@ def probe(path: str | os.PathLike[str], max_duration_s: float | None = None, rin
         fh = open_plain(path, ring)
     except OSError as exc:
         raise AudioUnreadable(f"cannot read file: {exc.strerror or exc}") from exc
-    except SealedDataError as exc:
-        raise AudioUnreadable(f"stored recording cannot be opened: {exc}") from exc
     with fh:
         return _probe_open(fh, max_duration_s)
 
@@ -200,10 +199,9 @@ def _probe_open(fh: BinaryIO, max_duration_s: float | None) -> AudioInfo:
                 duration = stated
                 if demuxer != "wav":
                     _check_tail(container, stream, stated)
-    except (AudioUnreadable, AudioTooLong):
+    except (AudioUnreadable, AudioTooLong, SealedDataError):
+        # SealedDataError is not the audio's fault (a key, a damaged disk): never called unreadable.
         raise
-    except SealedDataError as exc:
-        raise AudioUnreadable(f"stored recording cannot be opened: {exc}") from exc
     except _DECODE_ERRORS as exc:
         raise AudioUnreadable(f"not a readable audio file ({_describe(exc)})") from exc
     if not duration > 0:
@@ -349,7 +347,9 @@ def decode_pcm16k(path: str | os.PathLike[str], ring: KeyRing | None = None) -> 
                     n += chunk.size
                 if frame is None:  # resample(None) above flushed the resampler
                     break
-    except _DECODE_ERRORS + (SealedDataError,) as exc:
+    except SealedDataError:
+        raise
+    except _DECODE_ERRORS as exc:
         raise AudioUnreadable(f"audio could not be decoded ({_describe(exc)})") from exc
     if n == 0:
         raise AudioUnreadable("file holds no decodable audio")

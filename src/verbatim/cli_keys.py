@@ -16,6 +16,7 @@ from rich.table import Table
 
 from verbatim.config import Settings, get_settings
 from verbatim.errors import KeyRingError
+from verbatim.sealed.ring import KeyRing
 
 keys_app = typer.Typer(help="The key ring that seals audio and recognizer jobs at rest.", no_args_is_help=True)
 console = Console()
@@ -24,6 +25,17 @@ console = Console()
 def stored_folders(settings: Settings) -> list[Path]:
     """Every folder where Verbatim keeps sealed files on this host."""
     return [settings.audio_dir, settings.incoming_dir, settings.tus_dir, settings.asr_dir]
+
+
+def _ring(settings: Settings) -> KeyRing:
+    """The ring the settings name; without any, the ring a local `up` or `demo` generated here, if there is one."""
+    from verbatim.sealed.ring import development_ring_path, load_ring, read_ring_file
+
+    if settings.encryption_keys is None and settings.key_file is None and not settings.development:
+        made_here = development_ring_path(settings)
+        if made_here.exists():
+            return read_ring_file(made_here)
+    return load_ring(settings)
 
 
 def _ring_file(settings: Settings, file: Path | None) -> Path:
@@ -51,11 +63,10 @@ def keys_init(file: Annotated[Path, typer.Option(help="Where to create the ring 
 @keys_app.command("list")
 def keys_list() -> None:
     """The ring's keys, the current one, and how many stored files each still opens."""
-    from verbatim.sealed import load_ring
     from verbatim.sealed.rotate import usage
 
     settings = get_settings()
-    ring = load_ring(settings)
+    ring = _ring(settings)
     used = usage(stored_folders(settings))
     table = Table("key id", "current", "files sealed with it")
     for key_id in ring.keys:
@@ -72,18 +83,18 @@ def keys_rotate(
     """Make a new key current (ring file) and re-seal every stored file under it. Old keys stay.
 
     Safe to interrupt and run again: every original stays readable until its copy is durable.
+    Safe while Verbatim runs: its processes follow the ring file and take the new key at once.
     """
     from verbatim.crash import crash_point
-    from verbatim.sealed import load_ring
     from verbatim.sealed.ring import add_key, ring_file_of
     from verbatim.sealed.rotate import rotate
 
     settings = get_settings()
     if new_key and ring_file_of(settings) is not None:
-        load_ring(settings)  # development: generate the first ring before adding to it
+        _ring(settings)  # development: generate the first ring before adding to it
         key_id = add_key(_ring_file(settings, None))
         console.print(f"new current key {key_id}")
-    ring = load_ring(settings)
+    ring = _ring(settings)
     done = rotate(stored_folders(settings), ring, after_each=lambda _: crash_point("mid_key_rotate"))
     console.print(f"re-sealed {len(done.resealed)} files under {ring.current}; {done.current} already were; "
                   f"{len(done.skipped)} busy or gone (run again later); {len(done.unreadable)} unreadable")

@@ -25,7 +25,7 @@ import psutil
 
 from verbatim.audio import AudioInfo, probe
 from verbatim.config import Settings
-from verbatim.errors import AudioTooLong, AudioUnreadable
+from verbatim.errors import AudioTooLong, AudioUnreadable, SealedDataError
 from verbatim.sealed import KeyRing
 
 _CONTEXT = multiprocessing.get_context("forkserver")
@@ -80,6 +80,8 @@ def _child_main(send: multiprocessing.connection.Connection, path: str, ring: Ke
         answer = ("too_long", (exc.duration_s, exc.limit_s))
     except AudioUnreadable as exc:
         answer = ("unreadable", str(exc))
+    except SealedDataError as exc:
+        answer = ("unreadable", f"the stored upload failed its integrity check ({exc}); upload it again")
     except MemoryError:
         answer = ("unreadable", "reading the file needed more memory than any recording does")
     send.send(answer)

@@ -8,6 +8,7 @@ with speaker labels and its word error rate against the reference, and shuts dow
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def run_demo(files: list[Path], client_ids: list[str]) -> int:
             console.print(f"[red]no such file: {f}[/red]")
             return 2
     console.print("starting the recognizer service, API, two capture workers and the sweep process…")
-    with local_stack(settings_for_stack(), console.print) as stack:
+    with local_stack(settings_for_stack(), console.print, worker_names=f"demo{os.getpid()}") as stack:
         token = create_token(stack.servers.database_url, therapist="Demo Therapist", clinic="Demo Clinic",
                              expires_in_days=1)
         link = sign_in_link(stack.servers.database_url, token_id(stack.servers.database_url, token), stack.api_url,

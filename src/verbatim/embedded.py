@@ -510,6 +510,8 @@ class EmbeddedPostgres:
                 if proc is not None:
                     proc.wait(0)  # reap a child that died on its own
                 return
+            if proc.popen is None:
+                return  # adopted: whoever started it owns its shutdown (another stack still uses it)
             children = _children(proc.pid)
             proc.signal(signal.SIGINT)
             if not proc.wait(timeout_s):
@@ -899,8 +901,8 @@ class EmbeddedRedis:
             self._proc = None
             with _started_lock:
                 _started.discard(self)
-            if proc is None:
-                return
+            if proc is None or proc.popen is None:
+                return  # not running, or adopted: whoever started it owns its shutdown
             if proc.alive():
                 proc.signal(signal.SIGTERM)
                 if not proc.wait(timeout_s):

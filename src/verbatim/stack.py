@@ -88,8 +88,12 @@ class Child:
 class Stack:
     """The child processes of a local Verbatim stack."""
 
-    def __init__(self, settings: Settings, servers: Servers, log_dir: Path, workers: int = 2):
+    def __init__(self, settings: Settings, servers: Servers, log_dir: Path, workers: int = 2,
+                 worker_names: str = "capture"):
         self.settings = settings
+        # Worker identities are leased machine-wide (verbatim.identity): a demo beside a running
+        # `up` takes names of its own, or its workers would refuse to start.
+        self.worker_names = worker_names
         self.servers = servers
         self.log_dir = log_dir
         self.workers = workers
@@ -172,7 +176,7 @@ class Stack:
         self.spawn("asr-server", "asr-server")
         self.spawn("api", "api")
         for i in range(1, self.workers + 1):
-            self.spawn(f"worker-{i}", "worker", "--name", f"capture-{i}")
+            self.spawn(f"worker-{i}", "worker", "--name", f"{self.worker_names}-{i}")
         self.spawn("analysis-worker", "analysis-worker")
         self.spawn("sweeper", "sweeper")
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
@@ -191,6 +195,7 @@ class Stack:
                  f"VERBATIM_API_URL={self.api_url}"]
         self.env_file.write_text("\n".join(lines) + "\n")
         self.env_file.chmod(0o600)
+        self._wrote_env = True
 
     def restart_worker(self, name: str, timeout_s: float | None = None) -> float:
         """Rolling-restart one worker: SIGTERM (it drains), wait for exit, start its replacement,
@@ -201,7 +206,7 @@ class Stack:
         child.proc.wait(timeout_s or self.settings.shutdown_window_s)
         drained = time.monotonic() - started
         self.children.remove(child)
-        node = f"{name.replace('worker', 'capture')}"
+        node = f"{name.replace('worker', self.worker_names)}"
         self.spawn(name, "worker", "--name", node)
         self.wait_worker(node)
         return drained
@@ -254,7 +259,9 @@ class Stack:
                     os.killpg(child.proc.pid, signal.SIGKILL)
                     child.proc.wait()
         self.children.clear()
-        self.env_file.unlink(missing_ok=True)
+        # Only our own: a stack that failed to start beside a running one must not hide that one.
+        if getattr(self, "_wrote_env", False):
+            self.env_file.unlink(missing_ok=True)
 
 
 STACK_ENV_FILE = "stack.env"
@@ -274,7 +281,8 @@ def _interrupt(*_: object) -> None:
 
 
 @contextmanager
-def local_stack(settings: Settings, say: Callable[[str], object] = print, workers: int = 2) -> Iterator[Stack]:
+def local_stack(settings: Settings, say: Callable[[str], object] = print, workers: int = 2,
+                worker_names: str = "capture") -> Iterator[Stack]:
     """Servers (embedded if needed) and a started Stack; everything stopped on exit.
 
     SIGTERM is turned into KeyboardInterrupt *before* anything starts, so a stop at any moment —
@@ -285,7 +293,7 @@ def local_stack(settings: Settings, say: Callable[[str], object] = print, worker
     stack: Stack | None = None
     try:
         servers = ensure_servers(settings, say)
-        stack = Stack(settings, servers, settings.data_dir / "logs", workers)
+        stack = Stack(settings, servers, settings.data_dir / "logs", workers, worker_names)
         stack.start()
         yield stack
     finally:

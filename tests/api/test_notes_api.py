@@ -257,3 +257,22 @@ def test_fhir_subject_and_author_use_the_clinics_ehr_mapping(api: Api, settings:
     mapped = DocumentReference.model_validate(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
     assert (mapped.subject.identifier.system, mapped.subject.identifier.value) == ("https://ehr.example/mrn",
                                                                                    "MRN-0042")
+
+
+def test_a_record_with_none_of_the_clients_words_is_refused_not_drafted(api: Api, settings: Settings,
+                                                                        alice: str) -> None:
+    from verbatim.db.models import Transcript
+
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    with db_session(settings.database_url or "") as db:  # as when the single voice is still unassigned
+        row = db.execute(select(Transcript).where(Transcript.session_id == sid)).scalar_one()
+        client = row.client_id
+        row.segments = [{**seg, "speaker": "other participant"} if seg["speaker"] == client else seg
+                        for seg in row.segments]
+    before = notes_in_queue(api)
+    r = api.client.post(f"/v1/sessions/{sid}/notes", json={"format": "soap"}, headers=H(alice))
+    assert (r.status_code, r.json()["error"]) == (409, "no_client_speech"), r.text
+    assert "name the speakers" in r.json()["detail"]
+    assert notes_in_queue(api) == before
+    with db_session(settings.database_url or "") as db:
+        assert db.execute(select(Note.id)).first() is None

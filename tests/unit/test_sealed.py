@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 import uuid
 from pathlib import Path
 
@@ -144,3 +145,19 @@ def test_a_patch_killed_mid_segment_is_cut_back_to_the_last_complete_one(tmp_pat
     with uploads.lock(info.id, owner) as locked:
         assert locked.offset == 10_000
     assert read_sealed(uploads.data_path(info.id), ring) == DATA[:10_000]
+
+
+def test_a_running_process_follows_its_ring_file_through_a_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "ring.json"
+    create_ring_file(path)
+    running = read_ring_file(path)  # what a long-running process loaded at start
+    old_file = tmp_path / "old"
+    seal_file(old_file, b"before", running)
+    new = add_key(path)  # `verbatim keys rotate` in another process
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 1_000_000))  # a distinct mtime, however fast
+    assert running.sealing_key()[0] == new  # new files are sealed under the new key at once
+    other = tmp_path / "new"
+    seal_file(other, b"after", running)
+    rotate([tmp_path], read_ring_file(path))
+    assert read_sealed(old_file, running) == b"before" and read_sealed(other, running) == b"after"
+    assert usage([tmp_path]) == {new: 2}

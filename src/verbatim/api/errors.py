@@ -48,7 +48,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(NoteRequestInvalid)
     async def note_invalid(_: Request, exc: NoteRequestInvalid) -> JSONResponse:
-        status = {"not_ready": 409, "transcript_expired": 410}.get(exc.code, 422)
+        status = {"not_ready": 409, "no_client_speech": 409, "transcript_expired": 410}.get(exc.code, 422)
         return JSONResponse(_body(exc.code, str(exc)), status)
 
     @app.exception_handler(AudioUnreadable)

@@ -32,7 +32,7 @@ from verbatim.asr_server.faults import Armed, FaultState
 from verbatim.asr_server.notify import notify_later
 from verbatim.asr_server.store import JobStore, now_iso, parse_iso
 from verbatim.config import Settings
-from verbatim.errors import AudioUnreadable
+from verbatim.errors import AudioUnreadable, SealedDataError
 from verbatim.sealed import KeyRing, load_ring
 
 JSON_V2 = "2.9"
@@ -124,6 +124,15 @@ def create_app(settings: Settings) -> FastAPI:
             if not stopping.is_set():
                 log.warning("asr_pool_broken", job_id=job_id)
                 renew_pool()
+                start(job_id)
+            return
+        except SealedDataError as exc:
+            # The job's sealed audio cannot be opened (a key this process cannot find, a damaged
+            # disk): not the audio's fault, and the audio is all there is of the session — never
+            # reject. The job stays running (the caller's deadline still applies) until fixed.
+            log.error("asr_job_unreadable", job_id=job_id, error=str(exc))
+            attempts[job_id] = attempts.get(job_id, 0) + 1
+            if attempts[job_id] < 3 and not stopping.is_set():
                 start(job_id)
             return
         except Exception as exc:  # noqa: BLE001 - an engine bug must not reject good audio either

@@ -52,7 +52,8 @@ def request_note(db: OrmSession, settings: Settings, session: Session, fmt: str,
     """Insert a queued note of ``client_id`` (default: the session's only client) in ``db``'s transaction.
 
     Raises NoteRequestInvalid: ``unknown_format``, ``client_not_in_session`` (or missing for a
-    session with several clients), ``not_ready``, ``transcript_expired``.
+    session with several clients), ``not_ready``, ``transcript_expired``, ``no_client_speech`` (the
+    client's record holds none of their words: every voice is unassigned or another's).
     """
     template_id = resolve_format(db, fmt, session.clinic_id)
     if client_id is None:
@@ -65,9 +66,16 @@ def request_note(db: OrmSession, settings: Settings, session: Session, fmt: str,
         raise NoteRequestInvalid("client_not_in_session", "client_id is not one of this session's clients")
     if session.transcript_expired_at is not None:
         raise NoteRequestInvalid("transcript_expired", "the transcript was deleted by its clinic's retention")
-    if session.status != SessionStatus.READY.value or db.execute(select(Transcript.id).where(
-            Transcript.session_id == session.id, Transcript.client_id == client_id)).first() is None:
+    record = db.execute(select(Transcript.segments).where(
+        Transcript.session_id == session.id, Transcript.client_id == client_id)).first()
+    if session.status != SessionStatus.READY.value or record is None:
         raise NoteRequestInvalid("not_ready", f"the transcript is not published yet (status {session.status})")
+    # A draft of a record with none of the client's words would say "no evidence" and "risk flags:
+    # none found" about speech nobody has tied to the client yet: refuse until the speakers are named.
+    if not any(seg.get("speaker") == client_id for seg in record[0] or []):
+        raise NoteRequestInvalid("no_client_speech",
+                                 f"no turn of this session is assigned to {client_id} yet: name the speakers "
+                                 "(PUT /v1/sessions/{id}/speakers or the session page), then ask for the note")
     cosign = db.execute(select(Therapist.requires_cosign).where(Therapist.id == session.therapist_id)).scalar_one()
     note = Note(id=uuid.uuid4(), session_id=session.id, clinic_id=session.clinic_id,
                 therapist_id=session.therapist_id, client_id=client_id,

@@ -48,11 +48,18 @@ KEY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 @dataclass(frozen=True)
 class KeyRing:
-    """Keys by id (``bytes`` of length 32) and the id of the one that seals new data (``current``)."""
+    """Keys by id (``bytes`` of length 32) and the id of the one that seals new data (``current``).
+
+    A ring read from a file (``path``) follows that file: when ``verbatim keys rotate`` adds a key
+    while processes run, `key` and `sealing_key` see it (one ``stat`` per call, a re-read when the
+    file changed). So a running API seals new uploads under the new key at once, and a running
+    recognizer opens the job files a rotation re-sealed — no process ever meets a key it lacks.
+    """
 
     keys: Mapping[str, bytes]
     current: str
     source: str = field(default="", compare=False)
+    path: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.current not in self.keys:
@@ -63,10 +70,34 @@ class KeyRing:
             if len(key) != KEY_BYTES:
                 raise KeyRingError(f"key {key_id!r} is {len(key)} bytes; AES-256 keys are {KEY_BYTES}")
 
+    def latest(self) -> KeyRing:
+        """This ring, or its file's newer content when the file changed since (keys are only ever added)."""
+        if self.path is None:
+            return self
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return self
+        cached = _FOLLOWED.get(self.path)
+        if cached is None or cached[0] != mtime:
+            try:
+                fresh = read_ring_file(self.path)
+            except KeyRingError:
+                return self  # mid-replace or damaged: keep what we had
+            cached = _FOLLOWED[self.path] = (mtime, fresh)
+        return cached[1]
+
+    def sealing_key(self) -> tuple[str, bytes]:
+        """(id, key) that seals new data now: the newest current key of the ring (file)."""
+        ring = self.latest()
+        return ring.current, ring.keys[ring.current]
+
     def key(self, key_id: str) -> bytes:
         """The key with this id; SealedDataError when the ring does not hold it (a lost or unimported key)."""
-        try:
+        if key_id in self.keys:
             return self.keys[key_id]
+        try:
+            return self.latest().keys[key_id]
         except KeyError:
             raise SealedDataError(f"this file is sealed with key {key_id!r}, which the key ring ({self.source}) "
                                   "does not hold: import it with `verbatim keys import`") from None
@@ -76,6 +107,10 @@ class KeyRing:
         """A ring of one fresh random key (tests, benchmarks, a first ring file)."""
         key_id = key_id or new_key_id()
         return cls({key_id: secrets.token_bytes(KEY_BYTES)}, key_id, "generated")
+
+
+_FOLLOWED: dict[Path, tuple[int, KeyRing]] = {}
+"""Ring files as last read, by path, with their mtime (ns): see `KeyRing.latest`."""
 
 
 def new_key_id() -> str:
@@ -103,7 +138,7 @@ def read_ring_file(path: Path) -> KeyRing:
     try:
         raw: dict[str, Any] = json.loads(path.read_text())
         keys = {key_id: _decode(entry["key"], key_id) for key_id, entry in raw["keys"].items()}
-        return KeyRing(keys, raw["current"], str(path))
+        return KeyRing(keys, raw["current"], str(path), path)
     except FileNotFoundError:
         raise KeyRingError(f"no key ring file at {path}") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -71,9 +71,10 @@ class SegmentWriter:
     """
 
     def __init__(self, fh: Sink, ring: KeyRing, chunk_bytes: int = CHUNK_BYTES):
-        key_id = ring.current.encode("ascii")
+        current, key = ring.sealing_key()
+        key_id = current.encode("ascii")
         self._fh = fh
-        self._aead = AESGCM(ring.key(ring.current))
+        self._aead = AESGCM(key)
         self._prefix = secrets.token_bytes(_PREFIX_BYTES)
         self._header = MAGIC + bytes([len(key_id)]) + key_id + self._prefix
         self._chunk_bytes = chunk_bytes
