@@ -70,6 +70,12 @@ def test_a_kept_alive_connection_that_starts_a_head_and_stalls_is_closed(live: C
         while b"\r\n\r\n" not in answer:
             answer += sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 200")
+        # Read the whole body too: a body byte arriving later would look like "still open" below.
+        head, _, body = answer.partition(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        while len(body) < length:
+            body += sock.recv(65536)
         # The next request's first bytes cancel uvicorn's keep-alive timer; ours still runs.
         sock.sendall(b"GET /healthz HTTP/1.1\r\n")
         assert closed_by_server(sock)

@@ -48,6 +48,10 @@ class HeaderTimeoutH11Protocol(H11Protocol):
         super().handle_events()
         if self.conn.their_state is not h11.IDLE:
             self._disarm()  # the head is in: the app (and its body timeouts) take over
+        elif self.conn.trailing_data[0]:
+            # Part of the next head arrived while the previous response was still going out (h11
+            # held it until the cycle restarted): its deadline runs from now.
+            self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
