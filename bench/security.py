@@ -29,22 +29,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
-import psycopg
-from sqlalchemy.engine import make_url
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the table and its runner live beside the tests
+
+from scratch_db import database  # noqa: E402 - bench/ is on sys.path: the script's own folder
 
 from tests.security.hostile import (  # noqa: E402
     ApiProcess,
@@ -56,43 +54,10 @@ from tests.security.hostile import (  # noqa: E402
     send_head,
     send_raw,
 )
-from verbatim.db.engine import dispose_all  # noqa: E402
-from verbatim.db.migrate import upgrade  # noqa: E402
 from verbatim.db.roles import runtime_url  # noqa: E402
-from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port  # noqa: E402
+from verbatim.embedded import EmbeddedRedis, free_port  # noqa: E402
 
 MIB = 1024 * 1024
-
-
-@contextlib.contextmanager
-def database(scratch: Path) -> Iterator[str]:
-    """A migrated database (administrator's URL): a scratch one on $VERBATIM_DATABASE_URL's server, else embedded."""
-    url = os.environ.get("VERBATIM_DATABASE_URL")
-    if not url:
-        pg = EmbeddedPostgres(scratch / "pg", free_port())
-        pg.start()
-        try:
-            db_url = pg.create_database("verbatim")
-            upgrade(db_url)
-            yield db_url
-        finally:
-            dispose_all()
-            pg.stop()
-        return
-    admin = make_url(url)
-    name = f"verbatim_bench_{uuid.uuid4().hex[:10]}"
-    params: dict[str, Any] = {"host": admin.host, "port": admin.port or 5432, "user": admin.username or "postgres",
-                              "password": admin.password, "dbname": "postgres", "autocommit": True}
-    with psycopg.connect(**params) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    db_url = admin.set(database=name).render_as_string(hide_password=False)
-    try:
-        upgrade(db_url)
-        yield db_url
-    finally:
-        dispose_all()
-        with psycopg.connect(**params) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class RssSampler:

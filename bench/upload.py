@@ -44,21 +44,18 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
-import psycopg
-from sqlalchemy.engine import make_url
+from scratch_db import database  # bench/ is on sys.path: the script's own folder
 
 from verbatim.auth import create_token
 from verbatim.db.engine import db_session, dispose_all
-from verbatim.db.migrate import upgrade
 from verbatim.db.models import Session
-from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
+from verbatim.embedded import EmbeddedRedis, free_port
 from verbatim.sealed import KeyRing, SegmentWriter, iter_plain
 from verbatim.sealed.ring import read_ring_file
 
@@ -138,37 +135,6 @@ def metadata() -> dict[str, Any]:
 
 
 # --- servers and the API process ------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def database(scratch: Path) -> Iterator[str]:
-    """A migrated database: a scratch one on $VERBATIM_DATABASE_URL's server, else an embedded server."""
-    url = os.environ.get("VERBATIM_DATABASE_URL")
-    if url:
-        name = f"verbatim_bench_{uuid.uuid4().hex[:10]}"
-        admin = make_url(url)
-        params = {"host": admin.host, "port": admin.port or 5432, "user": admin.username or "postgres",
-                  "password": admin.password, "dbname": admin.database or "postgres", "autocommit": True}
-        with psycopg.connect(**params) as conn:  # type: ignore[arg-type]
-            conn.execute(f'CREATE DATABASE "{name}"')
-        db_url = admin.set(database=name).render_as_string(hide_password=False)
-        try:
-            upgrade(db_url)
-            yield db_url
-        finally:
-            dispose_all()
-            with psycopg.connect(**params) as conn:  # type: ignore[arg-type]
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        return
-    pg = EmbeddedPostgres(scratch / "pg", free_port())
-    pg.start()
-    try:
-        db_url = pg.create_database("verbatim")
-        upgrade(db_url)
-        yield db_url
-    finally:
-        dispose_all()
-        pg.stop()
 
 
 class ApiProcess:

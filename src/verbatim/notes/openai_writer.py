@@ -27,6 +27,7 @@ from verbatim.notes.drafter import NO_EVIDENCE, judge
 from verbatim.notes.evidence import CLINICIAN, Unit
 from verbatim.notes.formats import Section
 from verbatim.notes.phi import Redactor
+from verbatim.polish.openai_chat import complete_json
 from verbatim.retry import RetryPolicy
 
 SCHEMA = {
@@ -147,29 +148,8 @@ class OpenAIWriter:
         return [{"text": s["text"], "segment_ids": [str(i) for i in s["segment_ids"]]} for s in sentences]
 
     def _complete(self, system: str, content: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": content}],
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": name, "schema": schema, "strict": True}},
-                temperature=0,
-            )
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError) as exc:
-            raise WriterTransient(str(exc)) from exc
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise WriterTransient(str(exc)) from exc
-            raise WriterError(f"chat endpoint answered {exc.status_code}") from exc
-        if not response.choices:
-            raise WriterError("chat endpoint answered without choices")
-        try:
-            data = json.loads(response.choices[0].message.content or "")
-        except json.JSONDecodeError as exc:
-            raise WriterError("chat endpoint did not answer JSON") from exc
-        if not isinstance(data, dict):
-            raise WriterError("chat endpoint answered JSON that is not an object")
-        return data
+        schema_format = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        return complete_json(self._client, self.model, system, content, schema_format, WriterTransient, WriterError)
 
 
 def _segments(items: list[Unit], redactor: Redactor) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ pass. Timeouts, 429 and 5xx are PolishTransient, retried on a wall-clock budget.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import openai
 
@@ -47,29 +48,8 @@ class OpenAIChatPolisher:
         return answer
 
     def _complete(self, content: str) -> dict[str, object]:
-        try:
-            response = self._client.chat.completions.create(
-                model=self._model,
-                messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}],
-                response_format={"type": "json_object"},
-                temperature=0,
-            )
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError) as exc:
-            raise PolishTransient(str(exc)) from exc
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise PolishTransient(str(exc)) from exc
-            raise PolishError(f"chat endpoint answered {exc.status_code}") from exc
-        if not response.choices:
-            raise PolishError("chat endpoint answered without choices")
-        text = response.choices[0].message.content or ""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PolishError("chat endpoint did not answer JSON") from exc
-        if not isinstance(data, dict):
-            raise PolishError("chat endpoint answered JSON that is not an object")
-        return data
+        return complete_json(self._client, self._model, SYSTEM, content, {"type": "json_object"},
+                             PolishTransient, PolishError)
 
     def readability(self, turns: list[Turn]) -> list[Turn]:
         if not turns:
@@ -86,3 +66,36 @@ class OpenAIChatPolisher:
         if label not in {t["speaker"] for t in turns}:
             raise PolishError("chat endpoint named a therapist label that is not a speaker")
         return str(label)
+
+
+def complete_json(client: openai.OpenAI, model: str, system: str, content: str, response_format: Any,
+                  transient: type[Exception], error: type[Exception]) -> dict[str, Any]:
+    """One chat completion (temperature 0) whose answer must be a JSON object; returns it.
+
+    ``response_format`` is the endpoint's (``json_object`` or a ``json_schema``). Timeouts, lost
+    connections, 429 and 5xx raise ``transient`` (the caller's retry policy retries it); any other
+    status, no choices or an answer that is not a JSON object raise ``error``. Shared by the
+    polisher and the note writer.
+    """
+    try:
+        response = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": content}],
+            response_format=response_format,
+            temperature=0,
+        )
+    except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError) as exc:
+        raise transient(str(exc)) from exc
+    except openai.APIStatusError as exc:
+        if exc.status_code >= 500:
+            raise transient(str(exc)) from exc
+        raise error(f"chat endpoint answered {exc.status_code}") from exc
+    if not response.choices:
+        raise error("chat endpoint answered without choices")
+    try:
+        data = json.loads(response.choices[0].message.content or "")
+    except json.JSONDecodeError as exc:
+        raise error("chat endpoint did not answer JSON") from exc
+    if not isinstance(data, dict):
+        raise error("chat endpoint answered JSON that is not an object")
+    return data
