@@ -14,7 +14,6 @@ Why ctypes: Python's ``os`` has no ``renameat2``; a check-then-``os.replace`` wo
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import errno
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from verbatim.errors import SealedDataError
 from verbatim.sealed.ring import KeyRing
-from verbatim.sealed.stream import MAGIC, iter_plain, scan, seal_file
+from verbatim.sealed.stream import is_sealed, iter_plain, scan, seal_file
 from verbatim.storage import fsync_dir
 
 _AT_FDCWD = -100
@@ -50,7 +49,7 @@ def sealed_files(folders: list[Path]) -> Iterator[Path]:
         if not folder.exists():
             continue
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.name.endswith(_SUFFIX) and _starts_sealed(path):
+            if path.is_file() and not path.name.endswith(_SUFFIX) and is_sealed(path):
                 yield path
 
 
@@ -142,9 +141,3 @@ def _exchange(a: Path, b: Path) -> bool:
 def _key_ids(path: Path) -> set[str]:
     with open(path, "rb") as fh:
         return set(scan(fh).key_ids)
-
-
-def _starts_sealed(path: Path) -> bool:
-    with contextlib.suppress(OSError), open(path, "rb") as fh:
-        return fh.read(len(MAGIC)) == MAGIC
-    return False
