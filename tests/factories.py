@@ -84,7 +84,7 @@ def ready_session(settings: Settings, turns_file: Path, speakers: dict[str, str]
     """
     import json
 
-    from sqlalchemy import insert
+    from sqlalchemy import insert, update
 
     from verbatim.db.models import Transcript
     from verbatim.polish.split import speaker_roles, split_per_client
@@ -106,7 +106,8 @@ def ready_session(settings: Settings, turns_file: Path, speakers: dict[str, str]
         recorded_at=datetime.now(UTC), session_type=session_type if len(clients) == 1 else "couples",
         consent={"obtained": True, "method": "verbal"}, audio_path=None, audio_sha256="0" * 64, audio_bytes=1,
         audio_duration_s=float(turns[-1]["end_s"]), audio_format="wav", polished=False,
-        published_turns=[{**t, "role": roles[t["speaker"]]} for t in shown], finished_at=datetime.now(UTC),
+        raw_turns=shown, published_turns=[{**t, "role": roles[t["speaker"]]} for t in shown],
+        polished_turns=[{**t, "role": roles[t["speaker"]]} for t in shown], finished_at=datetime.now(UTC),
         **fields,
     )
     with db_session(settings.database_url) as db:
@@ -115,4 +116,8 @@ def ready_session(settings: Settings, turns_file: Path, speakers: dict[str, str]
         for client_id, segments in records.items():
             db.execute(insert(Transcript).values(session_id=sid, client_id=client_id, segments=segments,
                                                  polished=False))
+        if speakers is not None:
+            # The mapping a test gives is the clinician's: every later change of the record keeps it.
+            db.execute(update(Session).where(Session.id == sid).values(speaker_map={labels[k]: v
+                                                                                    for k, v in mapping.items()}))
     return sid

@@ -24,11 +24,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.auth import Principal
-from verbatim.db.models import AuditEntry
+from verbatim.db.models import AuditEntry, Session
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,19 @@ def record(db: OrmSession, actor: Actor, action: str, session_id: uuid.UUID | No
            detail: dict[str, Any] | None = None) -> None:
     """Append one audit row in ``db``'s transaction (it commits, or vanishes, with the caller's work).
 
+    The row's clinic is the session's when ``session_id`` is given (the data's clinic), else the actor's.
+
     ``detail`` holds no patient data (counts, filters, ids) — never transcript text or client ids.
     """
     who = actor.principal
+    # Filed under the data's clinic, never the actor's: an ops admin reading clinic B's session
+    # lands in B's audit log, where B's clinic admin sees it.
+    clinic: Any = who.clinic_id
+    if session_id is not None:
+        clinic = func.coalesce(select(Session.clinic_id).where(Session.id == session_id).scalar_subquery(),
+                               who.clinic_id)
     db.execute(insert(AuditEntry).values(
-        token_id=who.token_id, therapist_id=who.therapist_id, clinic_id=who.clinic_id, scope=who.scope,
+        token_id=who.token_id, therapist_id=who.therapist_id, clinic_id=clinic, scope=who.scope,
         action=action, session_id=session_id, remote_addr=actor.remote_addr, request_id=actor.request_id,
         detail=detail,
     ))

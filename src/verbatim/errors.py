@@ -8,6 +8,8 @@ the run, never spends a run), configuration (session blocked, audio kept), perma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class VerbatimError(Exception):
     """Base of every error Verbatim raises on purpose."""
@@ -151,3 +153,33 @@ class WriterError(VerbatimError):
 
 class WriterTransient(WriterError):
     """Raised when the note writer's endpoint times out, rate-limits (429) or fails (5xx); retried on a budget."""
+
+
+class RecordUnavailable(VerbatimError):
+    """Raised when a session's record cannot be changed or read now; ``code`` names why.
+
+    Codes: ``session_withdrawn`` (410), ``transcript_expired`` (410), ``not_ready`` (409: not
+    published yet, or failed). Nothing was written.
+    """
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+
+
+class RecordMoved(VerbatimError):
+    """Raised when a note run's write finds the client's record at another version than the one it
+    drafted from (a speaker fix or correction meanwhile): the run starts again from the new version."""
+
+
+class SignedNotesBlock(VerbatimError):
+    """Raised when a session is withdrawn while a signed note that is not amended quotes it.
+
+    ``note_ids``: the blocking notes. A signed note is a clinical record: it changes by an
+    amendment that says why, never silently.
+    """
+
+    def __init__(self, note_ids: Sequence[object]):
+        super().__init__("this session has a signed note: amend it first (POST /v1/notes/{id}/amend with the reason "
+                         f"for the withdrawal), then withdraw; notes: {', '.join(str(n) for n in note_ids)}")
+        self.note_ids = list(note_ids)

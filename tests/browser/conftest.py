@@ -18,18 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import update
 
 from tests.api.conftest import LiveServer
 from tests.conftest import AsrServer, make_settings
 from tests.factories import token_for
 from tests.reliability.conftest import publish_session
 from verbatim.config import Settings
-from verbatim.db.engine import db_session
-from verbatim.db.models import Session
-from verbatim.db.repo import Repo
-from verbatim.polish.rules import rule_therapist
-from verbatim.polish.split import speaker_roles
 
 CHROMIUM = os.environ.get("VERBATIM_CHROMIUM", "/usr/bin/chromium")
 HOW = ("install Debian's chromium (`apt-get install -y chromium`; `make install` does it as root) or point "
@@ -129,15 +123,8 @@ def published(database_url: str, raw: list[dict[str, Any]] | None = None, *, cli
               polish: bool = True, therapist: str = "Alice", clinic: str = "North Clinic") -> uuid.UUID:
     """A ready session of ``therapist`` whose published turns carry their roles, as the pipeline's
     publish step stores them (``pipeline/publish.py``)."""
-    sid = publish_session(database_url, raw, therapist=therapist, clinic=clinic, client_ids=client_ids,
-                          polish=polish)
-    row = Repo(database_url).get(sid)
-    turns = row.published_turns or []
-    roles = speaker_roles(turns, row.client_ids, rule_therapist(turns), None)
-    with db_session(database_url) as db:
-        db.execute(update(Session).where(Session.id == sid).values(
-            published_turns=[{**t, "role": roles[t["speaker"]]} for t in turns]))
-    return sid
+    return publish_session(database_url, raw, therapist=therapist, clinic=clinic, client_ids=client_ids,
+                           polish=polish)
 
 
 def axe_violations(web: Web) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from verbatim.db.repo import Repo
 from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedRedis
 from verbatim.polish.rules import RulePolisher, rule_therapist
-from verbatim.polish.split import speaker_roles, split_per_client
+from verbatim.polish.split import speaker_roles
 from verbatim.reliability.analysis import analyse
 from verbatim.reliability.models import ReliabilityAnalysis, ReliabilitySuggestion
 from verbatim.reliability.settings import ReliabilitySettings, load_reliability_settings
@@ -119,7 +119,7 @@ def publish_session(
         Repo(database_url).runs.count(db, sid, 60.0, 86400.0)  # run 1, fence 1
     shown = polished(raw) if polish else [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw]
     roles = speaker_roles(shown, clients, rule_therapist(shown), None)
-    Repo(database_url).publish(sid, 1, 1, split_per_client(shown, clients, roles), polish, shown)
+    Repo(database_url).publish(sid, 1, 1, polish, [{**t, "role": roles[t["speaker"]]} for t in shown])
     return sid
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from tests.reliability.conftest import polished, punct, sample_turns, turn, word
 from verbatim.errors import ConfigError, IllegalTransition
+from verbatim.record.build import replace_words
 from verbatim.reliability import models
 from verbatim.reliability.analysis import analyse
 from verbatim.reliability.settings import load_reliability_settings
@@ -17,8 +18,7 @@ from verbatim.reliability.suggestions import (
     SuggestionKind,
     SuggestionStatus,
     check_move,
-    published_turns,
-    replace_words,
+    suggested_turns,
 )
 
 
@@ -47,22 +47,22 @@ def test_no_polish_no_edits_and_no_punctuation_no_mid_sentence_rule() -> None:
     assert [s.reason for s in analyse(raw, None)] == ["mid_sentence_change"]
 
 
-def test_applied_suggestions_make_the_published_turns() -> None:
+def test_applied_suggestions_make_the_suggested_turns() -> None:
     raw = sample_turns()
     shown = polished(raw)
     found = analyse(raw, shown)
     auto = [s for s in found if s.status is SuggestionStatus.AUTO_APPLIED]
     # Raw turns plus the auto-applied edits are exactly what the polish pass published.
-    assert published_turns(raw, auto) == shown
-    assert published_turns(raw, []) == [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw]
+    assert suggested_turns(raw, auto) == shown
+    assert suggested_turns(raw, []) == [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw]
     been = next(s for s in found if s.original == "been")
     week = next(s for s in found if s.original == "week")
     short = next(s for s in found if s.reason == "short_interjection")
-    out = published_turns(raw, [*auto, been, week, short])
+    out = suggested_turns(raw, [*auto, been, week, short])
     assert out[0]["text"] == "How have you bean?"  # the fix lands inside the polished text
     assert out[3]["text"] == "Weak at work."  # keeps the capital of a sentence start
     assert out[1]["speaker"] == "S1"
-    assert published_turns(raw, [been])[0]["text"] == "um how have you bean?"
+    assert suggested_turns(raw, [been])[0]["text"] == "um how have you bean?"
 
 
 def test_a_word_fix_follows_its_occurrence_and_skips_words_the_polish_removed() -> None:

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from tests.factories import token_for
-from tests.reliability.conftest import analyse_now, bearer, publish_session, records_of
+from tests.reliability.conftest import analyse_now, bearer, publish_session, records_of, session_row
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry
@@ -28,7 +28,8 @@ def test_suggestions_are_listed_and_moved_by_the_sessions_therapist_only(
     pending = api.get(f"/v1/sessions/{sid}/suggestions?status=pending", headers=bearer(alice)).json()
     assert len(pending["suggestions"]) == 4
     with db_session(database_url) as db:
-        assert db.execute(select(AuditEntry.action).where(AuditEntry.session_id == sid)).scalars().all() == [
+        assert db.execute(select(AuditEntry.action).where(AuditEntry.session_id == sid,
+                                                          AuditEntry.scope != "system")).scalars().all() == [
             "suggestions_read", "suggestions_read"]
 
     # Another therapist, even of the same clinic, a clinic admin, an admin: 404, as if nothing existed.
@@ -73,3 +74,27 @@ def test_progress_comes_from_redis_and_falls_back_to_postgres(
     answer = api.get(f"/v1/reliability/transcripts/{sid}/progress", headers=bearer(alice)).json()
     assert (answer["status"], answer["source"]) == ("done", "postgres") and answer["finished_at"] > 0
     client.close()
+
+
+def test_a_reviewed_suggestion_keeps_the_speaker_roles_and_is_audited(database_url: str, api: TestClient,
+                                                                      alice: str) -> None:
+    sid = publish_session(database_url, therapist="Alice", clinic="North Clinic")
+    analyse_now(database_url, sid)
+    roles = {t["speaker"]: t["role"] for t in session_row(database_url, sid).published_turns or []}
+    assert set(roles.values()) == {"therapist", "client-a"}
+    items = api.get(f"/v1/sessions/{sid}/suggestions", headers=bearer(alice)).json()["suggestions"]
+    week = next(i for i in items if i["original"] == "week")
+    for move, body in (("validate", {"choice": "wake"}), ("revert", None), ("ignore", None)):
+        r = api.post(f"/v1/suggestions/{week['id']}/{move}", headers=bearer(alice), json=body)
+        assert r.status_code == 200, r.text
+        # The speaker form shows the roles the record holds: still every voice's, never "Unassigned".
+        after = {t["speaker"]: t.get("role") for t in session_row(database_url, sid).published_turns or []}
+        assert after == roles
+    # Saving the form as shown keeps the client's words in their record.
+    assert api.put(f"/v1/sessions/{sid}/speakers", json={"speakers": roles}, headers=bearer(alice)).status_code == 200
+    assert any(seg["speaker"] == "client-a" for seg in records_of(database_url, sid)["client-a"])
+    with db_session(database_url) as db:
+        reviewed = db.execute(select(AuditEntry.detail).where(AuditEntry.session_id == sid,
+                                                              AuditEntry.action == "suggestion_reviewed",
+                                                              AuditEntry.scope == "therapist")).scalars().all()
+    assert [d["action"] for d in reviewed] == ["validated", "reverted", "ignored"]

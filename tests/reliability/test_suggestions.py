@@ -22,7 +22,7 @@ from tests.reliability.conftest import (
 )
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
-from verbatim.errors import IllegalTransition, NotFound
+from verbatim.errors import IllegalTransition, NotFound, RecordUnavailable
 from verbatim.reliability.models import ReliabilityAction, ReliabilitySuggestion
 from verbatim.reliability.suggestions import (
     Action,
@@ -146,7 +146,7 @@ def test_only_the_sessions_therapist_and_only_while_published(database_url: str,
         transition(eng, uuid.uuid4(), A.IGNORED, therapist)
     with db_session(database_url) as db:
         db.execute(update(Session).where(Session.id == sid).values(status="deleted"))
-    with pytest.raises(IllegalTransition, match="deleted"):
+    with pytest.raises(RecordUnavailable, match="withdrawn"):
         transition(eng, sug.id, A.IGNORED, therapist)
     assert len(actions_of(database_url, sug.id)) == 1
 

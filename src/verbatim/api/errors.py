@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from verbatim.errors import AudioUnreadable, IllegalTransition, NoteRequestInvalid, NotFound
+from verbatim.errors import AudioUnreadable, IllegalTransition, NoteRequestInvalid, NotFound, RecordUnavailable
 
 
 class ApiError(Exception):
@@ -50,6 +50,10 @@ def install(app: FastAPI) -> None:
     async def note_invalid(_: Request, exc: NoteRequestInvalid) -> JSONResponse:
         status = {"not_ready": 409, "no_client_speech": 409, "transcript_expired": 410}.get(exc.code, 422)
         return JSONResponse(_body(exc.code, str(exc)), status)
+
+    @app.exception_handler(RecordUnavailable)
+    async def record_unavailable(_: Request, exc: RecordUnavailable) -> JSONResponse:
+        return JSONResponse(_body(exc.code, str(exc)), 409 if exc.code == "not_ready" else 410)
 
     @app.exception_handler(AudioUnreadable)
     async def unreadable(_: Request, exc: AudioUnreadable) -> JSONResponse:

@@ -33,7 +33,9 @@ from verbatim.notes.pdf import document
 from verbatim.notes.render import plain_text
 from verbatim.notes.repo import NoteRepo
 from verbatim.notes.service import Requested, request_note
+from verbatim.notes.staleness import confirm_record, is_stale, record_version
 from verbatim.notes.states import NoteStatus
+from verbatim.record import writer as record_writer
 from verbatim.states import SessionStatus
 
 router = APIRouter(tags=["notes"])
@@ -68,6 +70,8 @@ class Sentence(BaseModel):
     #: supported | unsupported | contradicted (the verifier's); unsupported and contradicted are shown flagged
     label: str
     support: float | None = None
+    #: confirmed against a newer record and its evidence now belongs to another participant (quotes removed)
+    record_moved: bool = False
 
 
 class SectionOut(BaseModel):
@@ -87,6 +91,11 @@ class NoteOut(BaseModel):
     version: int
     writer: str | None
     transcript_version: int | None
+    #: the current version of the client's record (None once it is gone)
+    record_version: int | None = None
+    #: drafted from an older version of the record: not signable until drafted again or confirmed
+    #: against the current record (``POST /v1/notes/{id}/confirm-record``)
+    stale: bool = False
     risk: dict[str, Any] | None
     sections: list[SectionOut]
     requires_cosign: bool
@@ -187,7 +196,8 @@ def _out(db: OrmSession, repo: NoteRepo, note: Note) -> NoteOut:
     return NoteOut(
         id=note.id, session_id=note.session_id, client_id=note.client_id, format=note.format, status=note.status,
         version=note.version, writer=note.writer, transcript_version=note.transcript_version,
-        risk=body.get("risk"), sections=[SectionOut(**s) for s in body.get("sections", [])],
+        record_version=record_version(db, note), stale=is_stale(db, note), risk=body.get("risk"),
+        sections=[SectionOut(**s) for s in body.get("sections", [])],
         requires_cosign=note.requires_cosign, signed_by=note.signed_by, signed_at=note.signed_at,
         cosigned_by=note.cosigned_by, cosigned_at=note.cosigned_at, amended=amended, failure_code=note.failure_code,
     )
@@ -282,18 +292,67 @@ def edit(note_id: uuid.UUID, body: NoteEdit, svc: ServicesDep, who: PrincipalDep
         return _out(db, repo, note)
 
 
+def _lock_session_of(db: OrmSession, note_id: uuid.UUID) -> None:
+    """Lock the note's session row first (the lock order: session, then note): a withdrawal and a
+    change of the record wait for the signature, or the signature waits for them and sees them."""
+    session_id = db.execute(select(Note.session_id).where(Note.id == note_id)).scalar_one_or_none()
+    if session_id is None:
+        raise NotFound(f"note {note_id} does not exist")
+    row = record_writer.lock(db, session_id)
+    if row.status == SessionStatus.DELETED.value:
+        raise NotFound(f"note {note_id} does not exist")
+
+
+def refuse_unsignable(db: OrmSession, note: Note) -> None:
+    """Every check a signature must pass beyond the note's status: one place, in the signing transaction."""
+    if is_stale(db, note):
+        raise ApiError(409, "stale_note",
+                       f"this draft was written from version {note.transcript_version} of the transcript, which has "
+                       f"changed since (now version {record_version(db, note)}): request a new draft, or confirm this "
+                       "one against the current transcript (POST /v1/notes/{id}/confirm-record), then sign")
+
+
 @router.post("/v1/notes/{note_id}/sign", response_model=NoteOut)
 def sign(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> NoteOut:
-    """Sign (lock) a drafted note as its therapist: signer and time recorded; the retention clock starts."""
+    """Sign (lock) a drafted note as its therapist: signer and time recorded; the retention clock starts.
+
+    409 ``stale_note`` when the draft's record has changed since it was written."""
     repo = NoteRepo(svc.repo.url)
     with db_session(svc.repo.url) as db:
+        _lock_session_of(db, note_id)
         note = repo.get(db, note_id, _therapist(who))
+        if note.status == NoteStatus.DRAFT.value:
+            refuse_unsignable(db, note)
         days = db.execute(select(Clinic.note_retention_days).where(Clinic.id == note.clinic_id)).scalar_one()
         keep = timedelta(days=days or svc.settings.note_retention_days)
         repo.sign(note, _therapist(who), cosign=False, retain_until=datetime.now(UTC) + keep)
         audit.record(db, actor, "note_signed", note.session_id, {"note_id": str(note_id), "version": note.version})
         db.flush()
         db.refresh(note)
+        return _out(db, repo, note)
+
+
+@router.post("/v1/notes/{note_id}/confirm-record", response_model=NoteOut)
+def confirm_against_record(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> NoteOut:
+    """Confirm a stale draft against the current record: citations checked again (a turn now another
+    participant's is dropped with its quote and its sentence marked unsupported), a new version. Audited.
+
+    409 ``not_editable`` unless a draft; 409 ``not_stale`` when the record has not changed."""
+    repo = NoteRepo(svc.repo.url)
+    with db_session(svc.repo.url) as db:
+        _lock_session_of(db, note_id)
+        note = repo.get(db, note_id, _therapist(who))
+        if note.status != NoteStatus.DRAFT.value:
+            raise ApiError(409, "not_editable", f"a {note.status} note cannot be confirmed against the record")
+        if not is_stale(db, note):
+            raise ApiError(409, "not_stale", "this draft was written from the current transcript: nothing to confirm")
+        try:
+            version, dropped = confirm_record(db, repo, note, _therapist(who))
+        except ValueError as exc:
+            raise ApiError(410, "transcript_expired", "the transcript is gone: the draft cannot be confirmed") from exc
+        audit.record(db, actor, "note_record_confirmed", note.session_id,
+                     {"note_id": str(note_id), "version": version, "citations_dropped": dropped})
+        db.flush()
         return _out(db, repo, note)
 
 

@@ -22,7 +22,7 @@ from typing import Annotated
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim import audit
@@ -32,7 +32,7 @@ from verbatim.api.sessions import _load_own
 from verbatim.db.engine import db_session
 from verbatim.db.models import SegmentEdit, Session, Transcript
 from verbatim.errors import NotFound
-from verbatim.states import SessionStatus
+from verbatim.record import writer
 
 router = APIRouter(tags=["sessions"])
 
@@ -79,13 +79,9 @@ def _index(segment_id: str) -> int:
 
 def _ready(db: OrmSession, session_id: uuid.UUID, index: int, segment_id: str) -> Session:
     """The session row, locked, once it has a published turn ``index`` (409/410/404 otherwise)."""
-    row = db.execute(select(Session).where(Session.id == session_id).with_for_update()).scalar_one()
-    if row.transcript_expired_at is not None:
-        raise ApiError(410, "transcript_expired", "the transcript was deleted under its clinic's retention")
-    if row.status != SessionStatus.READY or row.published_turns is None:
-        raise ApiError(409, "not_ready", f"a segment can be corrected once the transcript is published "
-                                         f"(status {row.status})")
-    if not 0 <= index < len(row.published_turns):
+    row = writer.lock(db, session_id)
+    writer.refuse_closed(row)
+    if not 0 <= index < len(row.published_turns or []):
         raise NotFound(f"no segment {segment_id} in session {session_id}")
     return row
 
@@ -108,39 +104,33 @@ def _history(db: OrmSession, row: Session, index: int, segment_id: str) -> Segme
 @router.put("/v1/sessions/{session_id}/segments/{segment_id}", response_model=SegmentHistory)
 def correct_segment(session_id: uuid.UUID, segment_id: str, body: SegmentCorrection, svc: ServicesDep,
                     who: PrincipalDep, actor: ActorDep) -> SegmentHistory:
-    """Replace one segment's words: a new version of each record showing them; the original kept. Audited."""
+    """Replace one segment's words: a new version of the record; the original kept. Audited (no words, no client id)."""
     therapist = _load_own(svc, who, session_id).therapist_id
     index = _index(segment_id)
-    with db_session(svc.repo.url) as db:
-        row = _ready(db, session_id, index, segment_id)
-        records = {r.client_id: r for r in db.execute(
-            select(Transcript).where(Transcript.session_id == session_id).with_for_update()).scalars()}
+
+    def correct(db: OrmSession, row: Session) -> None:
+        if not 0 <= index < len(row.published_turns or []):
+            raise NotFound(f"no segment {segment_id} in session {session_id}")
         if body.client_id is not None:
-            if body.client_id not in records:
+            shown = db.execute(select(Transcript.segments).where(
+                Transcript.session_id == session_id, Transcript.client_id == body.client_id)).scalar_one_or_none()
+            if shown is None:
                 raise ApiError(422, "client_not_in_session", f"{body.client_id!r} is not a client of this session")
-            shown = records[body.client_id].segments
             if index >= len(shown) or shown[index].get("speaker") == OTHER:
                 raise ApiError(422, "not_in_record", f"{segment_id} is another participant's turn in "
                                                      f"{body.client_id}'s record: correct it where it is shown")
-        turns = list(row.published_turns or [])
-        before = str(turns[index]["text"])
+        before = str((row.published_turns or [])[index]["text"])
         if before == body.text:
             raise ApiError(422, "unchanged", "the text is the segment's text already: change a word, then save")
         db.add(SegmentEdit(session_id=session_id, turn_index=index, original=before, text=body.text,
                            author_id=therapist))
-        turns[index] = {**turns[index], "text": body.text}
-        db.execute(update(Session).where(Session.id == session_id).values(published_turns=turns))
-        for record in records.values():
-            segments = list(record.segments)
-            if index < len(segments) and segments[index].get("speaker") != OTHER:
-                segments[index] = {**segments[index], "text": body.text}
-                db.execute(update(Transcript).where(Transcript.id == record.id)
-                           .values(segments=segments, version=Transcript.version + 1))
-        audit.record(db, actor, "segment_corrected", session_id,
-                     {"segment_id": segment_id, "client_id": body.client_id})
+
+    with db_session(svc.repo.url) as db:
+        writer.change(db, session_id, actor, "segment_corrected", {"segment_id": segment_id}, correct)
         db.flush()
-        db.expire_all()
-        return _history(db, db.get(Session, session_id) or row, index, segment_id)
+        row = db.get(Session, session_id)
+        assert row is not None
+        return _history(db, row, index, segment_id)
 
 
 @router.get("/v1/sessions/{session_id}/segments/{segment_id}", response_model=SegmentHistory)

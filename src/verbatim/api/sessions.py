@@ -13,7 +13,7 @@ import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from python_multipart.multipart import parse_options_header
-from sqlalchemy import false, func, select, update
+from sqlalchemy import false, select, update
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.orm import defer
 from starlette.concurrency import run_in_threadpool
@@ -30,8 +30,9 @@ from verbatim.auth import Principal
 from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
-from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
-from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
+from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotesBlock
+from verbatim.polish.split import THERAPIST, UNASSIGNED, unassigned_turns
+from verbatim.record import writer
 from verbatim.states import SessionStatus
 
 log = structlog.get_logger("verbatim.api")
@@ -221,7 +222,8 @@ def _redacted(who: Principal) -> bool:
 
 
 #: Load options for a list of sessions: their speaker turns (checkpoint and published) stay unloaded.
-WITHOUT_TURNS = (defer(Session.raw_turns, raiseload=True), defer(Session.published_turns, raiseload=True))
+WITHOUT_TURNS = (defer(Session.raw_turns, raiseload=True), defer(Session.published_turns, raiseload=True),
+                 defer(Session.polished_turns, raiseload=True))
 
 
 def _load(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Session:
@@ -560,59 +562,44 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
                  actor: ActorDep) -> SessionOut:
     """Correct which speaker label is the therapist, which client, or unassigned; republish the split.
 
-    The therapist's own sessions only (404 for anyone else)."""
-    row = _load_own(svc, who, session_id)
-    allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
-    bad = {v for v in body.speakers.values() if v not in allowed}
-    if bad:
-        raise ApiError(422, "unknown_role",
-                       f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
-    if row.status != SessionStatus.READY or row.published_turns is None:
-        raise ApiError(409, "not_ready", "speakers can be corrected once the transcript is published")
-    labels = {t["speaker"] for t in row.published_turns}
-    missing = labels - body.speakers.keys()
-    if missing:
-        raise ApiError(422, "incomplete_mapping", f"map every speaker label; missing {sorted(missing)}")
-    unknown = body.speakers.keys() - labels
-    if unknown:
-        raise ApiError(422, "unknown_speaker", f"these labels are not in the transcript: {sorted(unknown)}")
-    roles = speaker_roles(row.published_turns, row.client_ids, None, body.speakers)
-    records = split_per_client(row.published_turns, row.client_ids, roles)
-    shown = [{**t, "role": roles[t["speaker"]]} for t in row.published_turns]
+    The therapist's own sessions only (404 for anyone else). Through the record's one writer:
+    409 ``not_ready``, 410 ``session_withdrawn`` / ``transcript_expired``; 422 for a mapping that
+    names an unknown role or label or leaves a label out. Nothing is written when refused."""
+    _load_own(svc, who, session_id)
+
+    def remap(db: OrmSession, row: Session) -> None:
+        # Checked under the session's lock, against the labels the record holds now.
+        allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
+        bad = {v for v in body.speakers.values() if v not in allowed}
+        if bad:
+            raise ApiError(422, "unknown_role",
+                           f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
+        labels = {t["speaker"] for t in row.published_turns or []}
+        missing = labels - body.speakers.keys()
+        if missing:
+            raise ApiError(422, "incomplete_mapping", f"map every speaker label; missing {sorted(missing)}")
+        unknown = body.speakers.keys() - labels
+        if unknown:
+            raise ApiError(422, "unknown_speaker", f"these labels are not in the transcript: {sorted(unknown)}")
+        db.execute(update(Session).where(Session.id == row.id).values(speaker_map=body.speakers))
+        row.speaker_map = body.speakers
+
     with db_session(svc.repo.url) as db:
-        db.execute(
-            update(Session).where(Session.id == session_id)
-            .values(speaker_map=body.speakers, published_turns=shown, updated_at=func.now())
-        )
-        for client_id, segments in records.items():
-            db.execute(
-                update(Transcript)
-                .where(Transcript.session_id == session_id, Transcript.client_id == client_id)
-                .values(segments=segments, version=Transcript.version + 1)
-            )
-        audit.record(db, actor, "speakers_corrected", session_id)
+        writer.change(db, session_id, actor, "speakers_corrected", None, remap)
     return _out(svc, _load(svc, who, session_id))
 
 
 @router.delete("/{session_id}", status_code=204)
 def delete_session(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> Response:
     """Withdraw a session: a fenced write marks it deleted — with its audit row, in one transaction —
-    and queues the delete of its audio and vendor jobs; checkpoint and transcripts go at once."""
-    from verbatim.notes.retention import delete_unsigned, unamended_signed
+    and queues the delete of its audio and vendor jobs; checkpoint, transcripts and drafts go at once.
+
+    409 ``signed_note`` while a signed note that is not amended quotes it (nothing written)."""
     from verbatim.pipeline.withdraw import withdraw
 
     _load_own(svc, who, session_id)
-    with db_session(svc.repo.url) as db:
-        blocking = unamended_signed(db, session_id)
-    if blocking:
-        # A signed note is a clinical record: it is changed by an amendment that says why, never silently.
-        raise ApiError(409, "signed_note",
-                       "this session has a signed note: amend it first (POST /v1/notes/{id}/amend with the reason "
-                       f"for the withdrawal), then withdraw; notes: {', '.join(str(n) for n in blocking)}")
-
-    def record(db: OrmSession) -> None:
-        delete_unsigned(db, session_id)  # drafts quote the transcript: they go with it
-        audit.record(db, actor, "session_deleted", session_id)
-
-    withdraw(svc.repo, svc.cleanup, session_id, record)
+    try:
+        withdraw(svc.repo, svc.cleanup, session_id, actor)
+    except SignedNotesBlock as exc:
+        raise ApiError(409, "signed_note", str(exc)) from exc
     return Response(status_code=204)

@@ -135,6 +135,9 @@ class Session(Base):
     raw_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))
     # the published turns (polished text, speaker labels) from which the per-client split is made
     published_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))
+    # the turns as the publish step rendered them (polished text, label, role): the base every
+    # change of the record rebuilds from (``verbatim.record``); written only there
+    polished_turns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB(none_as_null=True))
     speaker_map: Mapped[dict[str, str] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = _now()
     updated_at: Mapped[datetime] = _now()

@@ -11,14 +11,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session, SessionEvent, Transcript, VendorSubmission
+from verbatim.db.models import Session, SessionEvent, VendorSubmission
 from verbatim.durable import outbox
 from verbatim.durable.store import RunStore
 from verbatim.errors import FenceLost, IllegalTransition, NotFound
+from verbatim.record import writer
 from verbatim.reliability.sweep import record_request
 from verbatim.states import ACTIVE, SessionStatus, predecessors
 from verbatim.telemetry import metrics
@@ -231,29 +232,20 @@ class Repo:
         session_id: uuid.UUID,
         fence: int,
         run: int,
-        records: dict[str, list[dict[str, Any]]],
         polished: bool,
         shown: list[dict[str, Any]],
     ) -> None:
-        """Replace the session's transcripts (one per client id), mark it ready, log the event — atomically.
+        """Publish the session's record (one transcript per client id), mark it ready, log the event — atomically.
 
-        ``shown`` is the published turn list (with each turn's role) the records were split from
-        (kept for re-splits and for the unassigned turns). The notification is queued in the
+        ``shown`` is the rendered turn list (polished text, each turn's role): the record's base,
+        split per client by ``verbatim.record.writer``. The notification is queued in the
         outbox with the status it announces.
         """
         with db_session(self.url) as db:
-            self._fenced(
-                session_id, fence, SessionStatus.READY, db, polished=polished, finished_at=func.now(),
-                published_turns=shown,
-            )
+            self._fenced(session_id, fence, SessionStatus.READY, db, polished=polished, finished_at=func.now())
             queue_copies_deleted(db, session_id, "published", ledger=False)
-            db.execute(delete(Transcript).where(Transcript.session_id == session_id))
-            for client_id, segments in records.items():
-                db.execute(
-                    insert(Transcript).values(
-                        session_id=session_id, client_id=client_id, segments=segments, polished=polished
-                    )
-                )
+            # The record's one writer: it keeps ``shown`` as the base every later change rebuilds from.
+            writer.publish(db, session_id, shown, polished)
             db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind="transcript_ready"))
             self._notify(db, session_id, "transcript_ready", run)
             # The analysis request commits with the transcript: a lost event is re-emitted from it.
@@ -279,17 +271,16 @@ class Repo:
         turns and published transcripts: the fenced write that replaces them is this one.
         """
         target = SessionStatus.BLOCKED if blocked else SessionStatus.FAILED
-        extra: dict[str, Any] = {"raw_turns": None, "published_turns": None} if drop_checkpoint else {}
         kind = "session_blocked" if blocked else "session_failed"
         with db_session(self.url) as db:
             self._fenced(
                 session_id, fence, target, db, failure_code=code, failure_detail=detail[:2000],
-                finished_at=None if blocked else func.now(), **extra,
+                finished_at=None if blocked else func.now(),
             )
             if not blocked:
                 queue_copies_deleted(db, session_id, code, ledger=True)
             if drop_checkpoint:
-                db.execute(delete(Transcript).where(Transcript.session_id == session_id))
+                writer.clear(db, session_id, code, None, "transcript_dropped")
             db.execute(insert(SessionEvent).values(session_id=session_id, run=run, kind=kind, failure_code=code))
             self._notify(db, session_id, kind, run, failure_code=code)
 

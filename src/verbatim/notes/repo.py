@@ -25,10 +25,11 @@ from verbatim.db.models import (
     Transcript,
 )
 from verbatim.durable.store import RunStore
-from verbatim.errors import IllegalTransition, NotFound
+from verbatim.errors import IllegalTransition, NotFound, RecordMoved
 from verbatim.notes.formats import Section, sections_of
 from verbatim.notes.render import diff, plain_text
 from verbatim.notes.states import RUNNABLE, NoteStatus
+from verbatim.record.writer import version as record_version
 
 NOTE = "note"
 
@@ -92,21 +93,43 @@ class NoteRepo:
         if done is None:
             raise IllegalTransition(f"note {note_id} is no longer being drafted")
 
+    def _same_record(self, db: OrmSession, note_id: uuid.UUID, transcript_version: int) -> None:
+        """Raise RecordMoved unless the note's record is still at ``transcript_version``.
+
+        Read under a share lock of the session row (after the run row's, the lock order): no
+        change of the record commits between this check and the caller's fenced write.
+        """
+        session_id, client_id = db.execute(select(Note.session_id, Note.client_id).where(Note.id == note_id)).one()
+        now = record_version(db, session_id, client_id)
+        if now != transcript_version:
+            raise RecordMoved(f"the record of note {note_id} moved from version {transcript_version} to {now}")
+
     def save_section(self, note_id: uuid.UUID, fence: int, index: int, section: dict[str, Any],
                      writer: str, transcript_version: int) -> None:
-        """Checkpoint section ``index`` (fenced): the sections written so far plus this one → drafting."""
+        """Checkpoint section ``index`` (fenced): the sections written so far plus this one → drafting.
+
+        Raises RecordMoved (nothing written) when the record is no longer at ``transcript_version``.
+        """
         with db_session(self.url) as db:
+            self.runs.hold(db, note_id, fence)
+            self._same_record(db, note_id, transcript_version)
             done = list(db.execute(select(Note.sections).where(Note.id == note_id)).scalar_one() or [])
             self._fenced(db, note_id, fence, sections=[*done[:index], section],
                          status=NoteStatus.DRAFTING.value, writer=writer, transcript_version=transcript_version)
 
     def finish(self, note_id: uuid.UUID, fence: int, run: int, session_id: uuid.UUID,
-               risk: dict[str, Any]) -> None:
-        """Write version 1 (the draft), its citations and the risk flags; → draft. One transaction, fenced."""
+               risk: dict[str, Any], transcript_version: int) -> None:
+        """Write version 1 (the draft), its citations and the risk flags; → draft. One transaction, fenced.
+
+        Raises RecordMoved (nothing written) when the record is no longer at ``transcript_version``.
+        """
         with db_session(self.url) as db:
+            self.runs.hold(db, note_id, fence)
+            self._same_record(db, note_id, transcript_version)
             sections = list(db.execute(select(Note.sections).where(Note.id == note_id)).scalar_one() or [])
             body = {"sections": sections, "risk": risk}
-            self._fenced(db, note_id, fence, status=NoteStatus.DRAFT.value, risk_flags=risk, version=1)
+            self._fenced(db, note_id, fence, status=NoteStatus.DRAFT.value, risk_flags=risk, version=1,
+                         transcript_version=transcript_version)
             db.execute(insert(NoteVersion).values(note_id=note_id, version=1, kind="draft", body=body, diff=""))
             for section in sections:
                 for n, sentence in enumerate(section.get("sentences", [])):

@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session as OrmSession
 
 from verbatim import keys
 from verbatim.crash import crash_point
+from verbatim.db.engine import db_session
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
-from verbatim.errors import RunStopped, VerbatimError
+from verbatim.errors import RecordMoved, RunStopped, VerbatimError
 from verbatim.leases import Lease
 from verbatim.notes.drafter import OfflineDrafter, Writer
 from verbatim.notes.evidence import units
@@ -29,6 +30,8 @@ from verbatim.pipeline.context import RunContext
 log = structlog.get_logger("verbatim.notes")
 
 NoteTicket = Ticket[NoteState]
+#: how many times one run starts its draft again because the record moved under it
+RECORD_RESTARTS = 3
 
 
 class NoteRun:
@@ -54,6 +57,22 @@ class NoteRun:
 
     def steps(self, ticket: NoteTicket, lease: Lease) -> Outcome:
         state = ticket.state
+        for _ in range(RECORD_RESTARTS):
+            try:
+                return self._draft(ticket, lease, state)
+            except RecordMoved:
+                # The record changed under the run (a speaker fix, a correction): start again from the
+                # new version, never mixing sections of two.
+                log.info("note_record_moved")
+                with db_session(self.repo.url) as db:
+                    fresh = self.repo.load(db, ticket.subject_id)
+                if fresh is None:
+                    return Outcome.NOTHING
+                state = fresh
+        # The record keeps moving (a clinician at work on it): come back once it has settled.
+        return Outcome.RETRY_LATER
+
+    def _draft(self, ticket: NoteTicket, lease: Lease, state: NoteState) -> Outcome:
         items = units(state.segments, state.client_id)
         writer = self.writer(ticket.run)
         for index in range(len(state.done), len(state.sections)):
@@ -65,7 +84,8 @@ class NoteRun:
             log.info("note_section_saved", section=index + 1, of=len(state.sections), writer=writer.name)
             crash_point(f"after_note_section_{index + 1}")
         lease.check()
-        self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, flags(items))
+        self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, flags(items),
+                         state.transcript_version)
         return Outcome.READY
 
     def _section(self, writer: Writer, state: NoteState, index: int, items: list[Any]) -> dict[str, Any]:

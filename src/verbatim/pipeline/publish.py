@@ -17,7 +17,7 @@ from verbatim.errors import PolishError
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
 from verbatim.polish.rules import rule_therapist
-from verbatim.polish.split import speaker_roles, split_per_client
+from verbatim.polish.split import speaker_roles
 
 log = structlog.get_logger("verbatim.publish")
 
@@ -25,9 +25,10 @@ log = structlog.get_logger("verbatim.publish")
 def render(
     ctx: RunContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
     polish: bool, session_type: str | None = None,
-) -> tuple[dict[str, list[dict[str, Any]]], bool, list[dict[str, Any]]]:
-    """(records per client id, whether the model passes ran, the shown turns with their ``role``).
+) -> tuple[bool, list[dict[str, Any]]]:
+    """(whether the model passes ran, the shown turns with their ``role``): the record's base.
 
+    The per-client split is the record writer's (``verbatim.record.writer.publish``).
     Never mutates ``turns``. Model calls are bounded by the drain deadline.
     """
     shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in turns]
@@ -45,17 +46,16 @@ def render(
     if therapist is None:
         therapist = rule_therapist(shown)
     roles = speaker_roles(shown, client_ids, therapist, speaker_map, session_type)
-    shown = [{**t, "role": roles[t["speaker"]]} for t in shown]
-    return split_per_client(shown, client_ids, roles), polished, shown
+    return polished, [{**t, "role": roles[t["speaker"]]} for t in shown]
 
 
 def publish(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, turns: list[dict[str, Any]]) -> bool:
     """Write the published transcript(s) and mark the session ready (fenced). Returns ``polished``."""
     polish = ticket.run <= ctx.settings.polished_runs
     state = ticket.state
-    records, polished, shown = render(ctx, turns, state.client_ids, state.speaker_map, polish, state.session_type)
+    polished, shown = render(ctx, turns, state.client_ids, state.speaker_map, polish, state.session_type)
     lease.check()
     ctx.cancel.check()
-    ctx.repo.publish(ticket.subject_id, ticket.fence, ticket.run, records, polished, shown)
+    ctx.repo.publish(ticket.subject_id, ticket.fence, ticket.run, polished, shown)
     crash_point("after_publish")
     return polished

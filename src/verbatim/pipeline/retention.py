@@ -15,13 +15,12 @@ import uuid
 from typing import TYPE_CHECKING
 
 import structlog
-from sqlalchemy import delete, insert, text, update
+from sqlalchemy import insert, text
 
-from verbatim import audit
 from verbatim.db.engine import db_session
-from verbatim.db.models import SegmentEdit, Session, SessionEvent, Transcript
-from verbatim.notes.retention import delete_unsigned
-from verbatim.reliability.models import ReliabilitySuggestion
+from verbatim.db.models import SessionEvent
+from verbatim.errors import RecordUnavailable
+from verbatim.record import writer
 
 if TYPE_CHECKING:
     from verbatim.pipeline.context import RunContext
@@ -56,20 +55,11 @@ def expire_transcripts(ctx: RunContext, report: SweepReport) -> None:
 
 def _expire(ctx: RunContext, session_id: uuid.UUID, clinic_id: uuid.UUID) -> None:
     with db_session(ctx.repo.url) as db:
-        # Guarded: a session withdrawn or already expired meanwhile is left as it is.
-        done = db.execute(
-            update(Session).where(Session.id == session_id, Session.status == "ready",
-                                  Session.transcript_expired_at.is_(None))
-            .values(raw_turns=None, published_turns=None, transcript_expired_at=text("now()"))
-            .returning(Session.id)
-        ).one_or_none()
-        if done is None:
+        try:
+            # Under the session's lock: a session withdrawn or already expired meanwhile is left as it is,
+            # and a change of the record waiting on the lock finds it expired and is refused.
+            writer.clear(db, session_id, "expired", None, "transcript_expired", only_ready=True,
+                         values={"transcript_expired_at": text("now()")})
+        except RecordUnavailable:
             return
-        db.execute(delete(Transcript).where(Transcript.session_id == session_id))
-        db.execute(delete(ReliabilitySuggestion).where(ReliabilitySuggestion.session_id == session_id))
-        # A clinician's corrections quote the transcript too (text and original): they go with it.
-        db.execute(delete(SegmentEdit).where(SegmentEdit.session_id == session_id))
-        # Unsigned notes quote the transcript and go with it; signed notes keep their own retention.
-        delete_unsigned(db, session_id)
         db.execute(insert(SessionEvent).values(session_id=session_id, run=0, kind="transcript_expired"))
-        audit.record_system(db, "transcript_expired", session_id, clinic_id)

@@ -13,52 +13,57 @@ so does the analysis progress hash in Redis.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 
-from sqlalchemy import delete, func, insert, update
-from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy import func, insert, select
 
+from verbatim import audit
 from verbatim.db.engine import db_session
-from verbatim.db.models import SegmentEdit, Session, SessionEvent, Transcript
+from verbatim.db.models import Session, SessionEvent
 from verbatim.db.repo import Repo, queue_copies_deleted
 from verbatim.durable import outbox
+from verbatim.errors import NotFound, RecordUnavailable, SignedNotesBlock
+from verbatim.notes.retention import unamended_signed
 from verbatim.pipeline.cleanup import Cleanup
-from verbatim.reliability.models import ReliabilitySuggestion
+from verbatim.record import writer
 from verbatim.reliability.streams import progress_key
 from verbatim.states import SessionStatus, predecessors
 
 
-def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID,
-             record: Callable[[OrmSession], None] | None = None) -> None:
-    """Delete a session's checkpoint and transcripts now, and its audio and vendor jobs via the outbox (idempotent).
+def withdraw(repo: Repo, cleanup: Cleanup, session_id: uuid.UUID, actor: audit.Actor | None = None) -> bool:
+    """Delete a session's words now, and its audio and vendor jobs via the outbox (idempotent).
 
-    ``record`` writes the audit row in the same transaction: no withdrawal commits without it.
+    One transaction: the fence bump, the session row's lock, the check for signed notes, the
+    delete of every word (``verbatim.record.writer.clear``) and the audit row. A note cannot be
+    signed in between: signing locks the session row too. Raises SignedNotesBlock (nothing
+    written) when a signed note that is not amended quotes the session. Returns False when the
+    session was withdrawn already.
     """
     with db_session(repo.url) as db:
         # Lock order: the run row first (the fence bump), then the session.
         repo.runs.bump(db, session_id)
-        row = db.execute(
-            update(Session)
-            .where(Session.id == session_id,
-                   Session.status.in_([s.value for s in predecessors(SessionStatus.DELETED)]))
+        status = db.execute(select(Session.status).where(Session.id == session_id).with_for_update()
+                            ).scalar_one_or_none()
+        if status is None:
+            raise NotFound(f"session {session_id} does not exist")
+        if status not in {s.value for s in predecessors(SessionStatus.DELETED)}:
+            return False
+        # Under the session's lock: a note signed a moment ago is seen; one being signed waits.
+        blocking = unamended_signed(db, session_id)
+        if blocking:
+            raise SignedNotesBlock(blocking)
+        try:
             # A withdrawn session keeps only what the audit needs: its id, therapist, clinic and times.
-            .values(status=SessionStatus.DELETED.value, raw_turns=None, published_turns=None,
-                    client_ids=[], consent=None, idempotency_key=None, audio_sha256="", speaker_map=None,
-                    failure_detail=None, updated_at=func.now(), finished_at=func.now())
-            .returning(Session.id)
-        ).one_or_none()
-        db.execute(delete(Transcript).where(Transcript.session_id == session_id))
-        # Suggestions quote the transcript: they go with it (their action rows hold no text and stay).
-        db.execute(delete(ReliabilitySuggestion).where(ReliabilitySuggestion.session_id == session_id))
-        # A clinician's corrections quote the transcript too (text and original): they go with it.
-        db.execute(delete(SegmentEdit).where(SegmentEdit.session_id == session_id))
-        if row is not None:
-            runs = repo.runs.count_in(db, session_id)
-            db.execute(insert(SessionEvent).values(session_id=session_id, run=runs, kind="session_deleted"))
-            queue_copies_deleted(db, session_id, "withdrawn", ledger=True)
-            outbox.add(db, outbox.REDIS_DELETE, {"keys": [progress_key(session_id)]}, session_id)
-        if record is not None:
-            record(db)
+            writer.clear(db, session_id, "withdrawn", actor, "session_deleted", values={
+                "status": SessionStatus.DELETED.value, "client_ids": [], "consent": None, "idempotency_key": None,
+                "audio_sha256": "", "speaker_map": None, "failure_detail": None, "finished_at": func.now()})
+        except RecordUnavailable:
+            return False
+        runs = repo.runs.count_in(db, session_id)
+        db.execute(insert(SessionEvent).values(session_id=session_id, run=runs, kind="session_deleted"))
+        queue_copies_deleted(db, session_id, "withdrawn", ledger=True)
+        outbox.add(db, outbox.REDIS_DELETE, {"keys": [progress_key(session_id)]}, session_id)
     # Our own copy goes now, inside the request; the vendor's within a tick of the sweep process
     # (an API request must not wait on the vendor).
     cleanup.now(session_id, kinds=[outbox.FILE_DELETE, outbox.REDIS_DELETE])
+    return True
+

@@ -102,6 +102,8 @@ def split_per_client(
                     "start_s": round(float(turn["start_s"]), 3),
                     "end_s": round(float(turn["end_s"]), 3),
                     "text": turn["text"] if own else PLACEHOLDER,
+                    # A mark (a doubtful speaker, an inaudible stretch) is about the words: only with them.
+                    **({"marks": list(turn["marks"])} if own and turn.get("marks") else {}),
                 }
             )
         records[client] = segments

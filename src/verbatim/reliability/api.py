@@ -162,12 +162,12 @@ def list_suggestions(
     return SuggestionList(session_id=session_id, suggestions=[SuggestionOut.of(r) for r in rows])
 
 
-def _move(svc: ServicesDep, who: Principal, suggestion_id: uuid.UUID, action: Action,
+def _move(svc: ServicesDep, who: Principal, actor: audit.Actor, suggestion_id: uuid.UUID, action: Action,
           choice: str | None = None) -> SuggestionOut:
     therapist_id = _therapist(who)
     try:
         row = transition(engine(svc.repo.url), suggestion_id, action, Actor("therapist", therapist_id, who.token_id),
-                         owner=therapist_id, choice=choice)
+                         owner=therapist_id, choice=choice, audited=actor)
     except InvalidChoice as exc:
         raise ApiError(422, "invalid_choice", str(exc)) from exc
     return SuggestionOut.of(row)
@@ -175,26 +175,27 @@ def _move(svc: ServicesDep, who: Principal, suggestion_id: uuid.UUID, action: Ac
 
 @router.post("/v1/suggestions/{suggestion_id}/validate", response_model=SuggestionOut)
 def validate(
-    suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, body: ValidateBody | None = None,
+    suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep,
+    body: ValidateBody | None = None,
 ) -> SuggestionOut:
     """Accept a suggestion (pending or auto_applied → validated) and republish the transcript.
 
     For a word suggestion, ``{"choice": …}`` picks one of its ``alternatives`` (422 otherwise).
     409 ``illegal_transition`` from any other status.
     """
-    return _move(svc, who, suggestion_id, Action.VALIDATED, body.choice if body else None)
+    return _move(svc, who, actor, suggestion_id, Action.VALIDATED, body.choice if body else None)
 
 
 @router.post("/v1/suggestions/{suggestion_id}/ignore", response_model=SuggestionOut)
-def ignore(suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep) -> SuggestionOut:
+def ignore(suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> SuggestionOut:
     """Reject a pending suggestion for good (→ ignored, terminal). 409 from any other status."""
-    return _move(svc, who, suggestion_id, Action.IGNORED)
+    return _move(svc, who, actor, suggestion_id, Action.IGNORED)
 
 
 @router.post("/v1/suggestions/{suggestion_id}/revert", response_model=SuggestionOut)
-def revert(suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep) -> SuggestionOut:
+def revert(suggestion_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> SuggestionOut:
     """Take an applied suggestion back out of the transcript (validated or auto_applied → pending). 409 otherwise."""
-    return _move(svc, who, suggestion_id, Action.REVERTED)
+    return _move(svc, who, actor, suggestion_id, Action.REVERTED)
 
 
 @router.get("/v1/reliability/transcripts/{transcript_id}/progress", response_model=ProgressOut)

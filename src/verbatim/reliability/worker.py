@@ -43,7 +43,7 @@ import redis
 import sqlalchemy.exc
 import structlog
 from prometheus_client import Counter, Histogram
-from sqlalchemy import Engine, create_engine, select
+from sqlalchemy import Engine, create_engine, func, select
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import CONNECT_ARGS
@@ -367,10 +367,14 @@ class AnalysisWorker:
             raise Interrupted()
         with OrmSession(self.engine) as db:
             row = db.execute(
-                select(Session.status, Session.raw_turns, Session.published_turns).where(Session.id == tid)
+                # The publish step's turns (the record's base), not the record as clinicians have changed it
+                # since: the analysis shows what the polish pass changed.
+                select(Session.status, Session.raw_turns,
+                       func.coalesce(Session.polished_turns, Session.published_turns).label("base"))
+                .where(Session.id == tid)
             ).one_or_none()
         ready = row is not None and row.status == SessionStatus.READY and row.raw_turns is not None
-        specs = self.analyser(row.raw_turns, row.published_turns) if ready and row is not None else []
+        specs = self.analyser(row.raw_turns, row.base) if ready and row is not None else []
         if self._cancel.is_set():
             raise Interrupted()
         with OrmSession(self.engine) as db, db.begin():

@@ -124,7 +124,8 @@ def _sections(form: FormData) -> list[notes_api.SectionEdit]:
 
 @router.post("/notes/{note_id}/{action}")
 async def change(note_id: uuid.UUID, action: str, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
-    """``edit`` (a draft: new version), ``sign``, ``amend`` (a signed note, with a reason) → back to the note."""
+    """``edit`` (a draft: new version), ``sign``, ``confirm-record`` (a stale draft against the current
+    record), ``amend`` (a signed note, with a reason) → back to the note."""
     form = await request.form()
     actor = page_actor(request, page)
     try:
@@ -136,6 +137,8 @@ async def change(note_id: uuid.UUID, action: str, request: Request, svc: Service
             await run_in_threadpool(notes_api.amend, note_id, body, svc, page.principal, actor)
         elif action == "sign":
             await run_in_threadpool(notes_api.sign, note_id, svc, page.principal, actor)
+        elif action == "confirm-record":
+            await run_in_threadpool(notes_api.confirm_against_record, note_id, svc, page.principal, actor)
         else:
             raise PageError(404, "There is no such page.")
     except ValidationError as exc:

@@ -174,12 +174,9 @@ def review(suggestion_id: uuid.UUID, request: Request, svc: ServicesDep, page: C
     if action not in moves:
         raise PageError(422, "Choose validate, ignore or revert.")
     try:
-        done = _move(svc, page.principal, suggestion_id, moves[action])
+        done = _move(svc, page.principal, page_actor(request, page), suggestion_id, moves[action])
     except ApiError as exc:
         raise PageError(exc.status, exc.detail) from exc
-    with db_session(svc.repo.url) as db:
-        audit.record(db, page_actor(request, page), "suggestion_reviewed", done.session_id,
-                     {"suggestion_id": str(suggestion_id), "action": action, "via": "web"})
     return _back(done.session_id, f"#turn-{done.turn_index}")
 
 
