@@ -14,8 +14,9 @@ Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcrip
 ``break_glass_listed``, ``signed_in``, ``signed_out`` (the web pages; their rows carry
 ``{"via": "web"}``), ``note_requested``, ``note_read``, ``note_read_break_glass``, ``note_versions_read``,
 ``note_edited``, ``note_signed``, ``note_cosigned``, ``note_amended``, ``note_exported``, ``template_created``,
-``notes_batch_requested``, ``notes_batch_read``, ``client_record_exported``; by Verbatim itself (scope
-``system``): ``transcript_expired``, ``recognizer_notified``.
+``notes_batch_requested``, ``notes_batch_read``, ``client_record_exported``, ``segment_corrected``,
+``segment_history_read``, ``note_record_confirmed``; by Verbatim itself (scope ``system``):
+``transcript_published``, ``transcript_dropped``, ``transcript_expired``, ``recognizer_notified``.
 """
 
 from __future__ import annotations
