@@ -24,6 +24,7 @@ import io
 import json
 import random
 import re
+import threading
 import time
 import uuid
 import wave
@@ -34,9 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import select, text, update
+from sqlalchemy.engine import make_url
 
+from tests.explorer.proxy import Proxy
 from tests.explorer.vendor import FakeVendor, Line
 from tests.factories import token_for
 from verbatim import crash as crash_module
@@ -44,6 +48,7 @@ from verbatim.api.app import create_app
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry, Note, NoteCitation, NoteVersion, SegmentEdit, Session, Transcript
+from verbatim.durable.core import Outcome
 from verbatim.keys import run_lease
 from verbatim.notes.run import run_note
 from verbatim.pipeline.run import run_capture
@@ -58,6 +63,11 @@ TOKEN = re.compile(r"t(\d+)x(\d+)y\d+", re.I)
 CAPTURE_POINTS = ("after_submit", "after_job_saved", "mid_poll", "after_turns_fetched", "after_checkpoint",
                   "mid_polish", "after_publish")
 ACTIVE = ("queued", "recognizing", "checkpointed", "publishing", "parked")
+#: how long an outage of our own server lasts (seconds): a restart, a failover
+OUTAGE_S = 1.5
+#: outcomes of a run that did its work or ended its subject for good: counting them is right
+SETTLED = (Outcome.READY, Outcome.PARKED, Outcome.FAILED, Outcome.BLOCKED, Outcome.INTERRUPTED, Outcome.NOTHING,
+           Outcome.BUSY)
 
 
 class Crash(BaseException):
@@ -104,8 +114,18 @@ class World:
 
     def __init__(self, settings: Settings, admin_url: str, seed: int):
         self.rng = random.Random(seed)
+        # Our own servers behind proxies the explorer cuts (the admin URL, the explorer's own eyes, is direct).
+        pg, rd = make_url(settings.database_url or ""), make_url(settings.redis_url or "")
+        self.eyes = redis.Redis.from_url(settings.redis_url or "")  #: the explorer's own look at Redis (direct)
+        self.proxies = {"postgres": Proxy(pg.host or "127.0.0.1", pg.port or 5432),
+                        "redis": Proxy(rd.host or "127.0.0.1", rd.port or 6379)}
+        settings = settings.model_copy(update={
+            "database_url": pg.set(port=self.proxies["postgres"].port).render_as_string(hide_password=False),
+            "redis_url": rd.set(port=self.proxies["redis"].port).render_as_string(hide_password=False)})
         self.settings = settings
         self.admin_url = admin_url
+        self.outage_at: tuple[str, str] | None = None  #: (server, point): cut it when the run reaches the point
+        self.outage_fired = False
         self.ctx = build_context(settings)
         self.vendor = FakeVendor(polls=0)
         self.vendor.install(self.ctx.recognizer)
@@ -117,10 +137,24 @@ class World:
         self.signed: dict[uuid.UUID, Any] = {}  #: note id → the signed body the explorer last saw
         self.report = Report()
         self.crash_at: str | None = None
+        self.timers: list[threading.Timer] = []
 
     def close(self) -> None:
         self.api.__exit__(None, None, None)
         self.ctx.redis.close()
+        self.eyes.close()
+        for proxy in self.proxies.values():
+            proxy.close()
+
+    def begin_outage(self, server: str) -> None:
+        """Cut ``server`` now and bring it back OUTAGE_S later (a restart, a failover)."""
+        self.outage_fired = True
+        proxy = self.proxies[server]
+        proxy.cut()
+        timer = threading.Timer(OUTAGE_S, proxy.restore)
+        timer.daemon = True
+        timer.start()
+        self.timers.append(timer)
 
     # --- plumbing ------------------------------------------------------------------------
     def h(self) -> dict[str, str]:
@@ -132,6 +166,10 @@ class World:
         self.crash_at = point
 
         def fire(name: str) -> None:
+            if self.outage_at is not None and name == self.outage_at[1]:
+                server, _ = self.outage_at
+                self.outage_at = None
+                self.begin_outage(server)
             if self.crash_at is not None and (name == self.crash_at):
                 self.crash_at = None
                 raise Crash(name)
@@ -213,8 +251,12 @@ class World:
         if t is None:
             return
         point = self.rng.choice((None, None, *CAPTURE_POINTS))
+        before = self.runs_of("capture", t.sid)
+        outcome = None
         with self.crashing(point):
-            run_capture(self.ctx, t.sid)
+            outcome = run_capture(self.ctx, t.sid)
+        self.settle_outage()
+        self.check_g("capture", t.sid, before, outcome)
         self.expire_leases()
         self.learn_roles(t)
 
@@ -225,7 +267,7 @@ class World:
         self.vendor.polls = self.rng.choice((0, 0, 1, 3))
 
     def redis_flush(self) -> None:
-        self.ctx.redis.flushdb()
+        self.eyes.flushdb()
 
     def remap(self) -> None:
         t = self.pick(("ready",))
@@ -282,7 +324,7 @@ class World:
                           headers=self.h())
         if r.status_code == 202:
             self.notes[uuid.UUID(r.json()["note_id"])] = t.sid
-        elif r.status_code >= 500:
+        elif r.status_code >= 500 and not (r.status_code == 503 and self.outage_fired):
             raise Violation(f"a note request answered {r.status_code}")
 
     def note_step(self) -> None:
@@ -290,8 +332,12 @@ class World:
         if note_id is None:
             return
         point = self.rng.choice((None, None, "after_note_section_1", "after_note_section_2"))
+        before = self.runs_of("note", note_id)
+        outcome = None
         with self.crashing(point):
-            run_note(self.ctx, note_id)
+            outcome = run_note(self.ctx, note_id)
+        self.settle_outage()
+        self.check_g("note", note_id, before, outcome)
         self.expire_leases()
 
     def sign(self) -> None:
@@ -355,6 +401,46 @@ class World:
     def sweep(self) -> None:
         tick(self.ctx)
 
+    def outage(self) -> None:
+        """PostgreSQL or Redis goes away — at once, or when a run reaches a named point — for OUTAGE_S."""
+        server = self.rng.choice(("postgres", "redis"))
+        rule = self.rng.choice(("capture_step", "capture_step", "note_step", "sweep", "remap"))
+        if rule in ("capture_step", "note_step") and self.rng.random() < 0.7:
+            points = CAPTURE_POINTS if rule == "capture_step" else ("after_note_section_1", "after_note_section_2")
+            self.outage_at = (server, self.rng.choice(points))
+        else:
+            self.begin_outage(server)
+        try:
+            getattr(self, rule)()
+        except Violation:
+            raise
+        finally:
+            self.outage_at = None
+            self.settle_outage()
+            self.outage_fired = False
+
+    def settle_outage(self) -> None:
+        """Wait until every cut server is back (the outage is over before the invariants are read)."""
+        for timer in self.timers:
+            timer.join()
+        self.timers.clear()
+        for proxy in self.proxies.values():
+            proxy.restore()
+
+    def runs_of(self, kind: str, subject: uuid.UUID) -> int:
+        with self.db() as db:
+            return int(db.execute(text("SELECT runs FROM durable_runs WHERE kind = :k AND subject_id = :s"),
+                                  {"k": kind, "s": subject}).scalar_one_or_none() or 0)
+
+    def check_g(self, kind: str, subject: uuid.UUID, before: int, outcome: Outcome | None) -> None:
+        """(g): a run our own outage cut short is not counted (it ended neither done nor terminal)."""
+        fired, self.outage_fired = self.outage_fired, False
+        if not fired or outcome in (None, *SETTLED):
+            return
+        self.report.invariants["g_outage_not_counted"] += 1
+        if self.runs_of(kind, subject) > before:
+            raise Violation(f"(g) a {kind} run of {subject} cut short by our own outage ({outcome}) stayed counted")
+
     def advance(self) -> None:
         """Time moves on: every due time, deadline-free wait and parked look-up comes due."""
         with self.db() as db:
@@ -364,8 +450,8 @@ class World:
 
     def expire_leases(self) -> None:
         """No run is in flight between steps: any lease left is a dead run's, past its expiry."""
-        for key in self.ctx.redis.scan_iter(match="lease:*"):
-            self.ctx.redis.delete(key)
+        for key in self.eyes.scan_iter(match="lease:*"):
+            self.eyes.delete(key)
 
     def body(self, note_id: uuid.UUID) -> Any:
         with self.db() as db:
@@ -375,6 +461,8 @@ class World:
                                                              NoteVersion.version == note.version)).scalar_one()
 
     def expect_audit(self, r: Any, t: Tracked, action: str) -> None:
+        if r.status_code == 503 and "retry-after" in r.headers and self.outage_fired:
+            return  # our own outage, said as such: nothing was changed
         if r.status_code >= 500:
             raise Violation(f"{action} answered {r.status_code}: {r.text[:200]}")
         if r.status_code != 200:
@@ -434,10 +522,10 @@ class World:
 
     def redis_words(self, sid: uuid.UUID) -> bool:
         """Whether any Redis key naming the session holds a scripted word."""
-        for key in self.ctx.redis.scan_iter(match=f"*{sid}*"):
-            kind = self.ctx.redis.type(key)
-            value = str(self.ctx.redis.hgetall(key) if kind == b"hash" else
-                        self.ctx.redis.get(key) if kind == b"string" else "")
+        for key in self.eyes.scan_iter(match=f"*{sid}*"):
+            kind = self.eyes.type(key)
+            value = str(self.eyes.hgetall(key) if kind == b"hash" else
+                        self.eyes.get(key) if kind == b"string" else "")
             if _tokens(value):
                 return True
         return False
@@ -484,14 +572,14 @@ class World:
                 continue
             self.report.invariants["d_due_or_leased"] += 1
             due = runs.get(("capture", sid), (None, None))[0]
-            if due is None and not self.ctx.redis.exists(run_lease("capture", sid)):
+            if due is None and not self.eyes.exists(run_lease("capture", sid)):
                 raise Violation(f"(d) session {sid} is {row.status} with no due time and no lease")
         for note in notes:
             if note.status not in ("queued", "drafting"):
                 continue
             self.report.invariants["d_due_or_leased"] += 1
             due = runs.get(("note", note.id), (None, None))[0]
-            if due is None and not self.ctx.redis.exists(run_lease("note", note.id)):
+            if due is None and not self.eyes.exists(run_lease("note", note.id)):
                 raise Violation(f"(d) note {note.id} is {note.status} with no due time and no lease")
 
     def check_f(self, notes: list[Note]) -> None:
@@ -507,6 +595,7 @@ class World:
         ("upload", 6), ("capture_step", 14), ("vendor_fault", 2), ("vendor_slow", 2), ("redis_flush", 1),
         ("remap", 6), ("correct", 5), ("review", 4), ("note_request", 6), ("note_step", 8), ("sign", 4),
         ("amend", 2), ("withdraw", 2), ("expire", 2), ("rotate_keys", 1), ("sweep", 5), ("advance", 3),
+        ("outage", 2),
     )
 
     def step(self) -> None:
