@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
 from verbatim.durable.store import RunStore
+from verbatim.durable.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.errors import IllegalTransition, LeaseLost, NotFound, RunCancelled, RunStopped, VerbatimError
 from verbatim.leases import Lease
-from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.telemetry import metrics
 
 log = structlog.get_logger("verbatim.run")

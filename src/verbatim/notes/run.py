@@ -18,13 +18,13 @@ from sqlalchemy.orm import Session as OrmSession
 from verbatim import keys
 from verbatim.crash import crash_point
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
+from verbatim.durable.services import Services
 from verbatim.errors import RunStopped, VerbatimError
 from verbatim.leases import Lease
 from verbatim.notes.drafter import OfflineDrafter, Writer
 from verbatim.notes.evidence import units
 from verbatim.notes.repo import NOTE, NoteRepo, NoteState
 from verbatim.notes.risk import flags
-from verbatim.pipeline.context import RunContext
 
 log = structlog.get_logger("verbatim.notes")
 
@@ -37,7 +37,7 @@ class NoteRun:
     name = NOTE
     log_key = "note_id"
 
-    def __init__(self, ctx: RunContext, repo: NoteRepo, model: Writer | None = None):
+    def __init__(self, ctx: Services, repo: NoteRepo, model: Writer | None = None):
         self.ctx = ctx
         self.repo = repo
         self.model = model
@@ -101,7 +101,7 @@ def note_lease(note_id: uuid.UUID) -> str:
     return keys.run_lease(NOTE, note_id)
 
 
-def note_runs(ctx: RunContext, model: Writer | None = None) -> DurableRuns[NoteState]:
+def note_runs(ctx: Services, model: Writer | None = None) -> DurableRuns[NoteState]:
     """The durable-run executor for note runs with this process's settings."""
     s = ctx.settings
     limits = Limits(
@@ -113,7 +113,7 @@ def note_runs(ctx: RunContext, model: Writer | None = None) -> DurableRuns[NoteS
     return DurableRuns(NoteRun(ctx, repo, model), repo.runs, ctx.redis, limits, note_lease)
 
 
-def run_note(ctx: RunContext, note_id: uuid.UUID) -> Outcome:
+def run_note(ctx: Services, note_id: uuid.UUID) -> Outcome:
     """Execute one note run for ``note_id``; never raises for expected faults."""
     model = None
     if ctx.settings.note_writer == "openai":
