@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text, update
 
 from tests.conftest import SAMPLES, AsrServer
-from tests.factories import new_session
+from tests.factories import force_due, new_session
 from verbatim import keys
 from verbatim.config import Settings
 from verbatim.db.engine import db_session, engine
@@ -42,7 +42,7 @@ def sweep(ctx: RunContext) -> SweepReport:
 
 def make_due(ctx: RunContext, *sids: uuid.UUID, in_s: float = 0.0) -> None:
     for sid in sids:
-        ctx.repo.runs.set_due(sid, in_s)
+        force_due(ctx.repo.url, sid, in_s)
 
 
 def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext) -> None:

@@ -46,6 +46,9 @@ class NoteRun:
     def load(self, db: OrmSession, subject_id: uuid.UUID) -> NoteState | None:
         return self.repo.load(db, subject_id)
 
+    def gone(self, state: NoteState) -> str | None:
+        return state.gone
+
     def writer(self, run: int) -> Writer:
         """The model writer while runs ≤ ``polished_runs`` (if configured), else the offline drafter."""
         if self.model is not None and run <= self.ctx.settings.polished_runs:
@@ -110,7 +113,7 @@ def note_runs(ctx: Services, model: Writer | None = None) -> DurableRuns[NoteSta
         teardown_attempt_timeout_s=s.teardown_attempt_timeout_s,
     )
     repo = NoteRepo(ctx.repo.url)
-    return DurableRuns(NoteRun(ctx, repo, model), repo.runs, ctx.redis, limits, note_lease)
+    return DurableRuns(NoteRun(ctx, repo, model), repo.runs, ctx.redis, limits, note_lease, holder=s.worker_name)
 
 
 def run_note(ctx: Services, note_id: uuid.UUID) -> Outcome:
