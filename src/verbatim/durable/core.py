@@ -282,7 +282,8 @@ class DurableRuns(Generic[S]):
         teardown = Teardown(str(ticket.subject_id), ticket.run, lim.teardown_budget_s, lim.teardown_attempt_timeout_s)
         # A cooperative cancel is not a crash: it must not bring the subject closer to its run limit.
         # Due at once, so the sweep re-queues it even if the re-queue below is lost.
-        teardown.write("refund_run", lambda: self.store.refund(ticket.subject_id, ticket.fence, 0.0))
+        # The holder stays: if the lease release below fails, a restart under this name releases it.
+        teardown.write("refund_run", lambda: self.store.refund(ticket.subject_id, ticket.fence, 0.0, ended=False))
         teardown.write("release_lease", lease.release)
         # Re-queue at once so recovery does not wait for the lease to expire.
         teardown.write("requeue", lambda: self.kind.requeue(ticket.subject_id))

@@ -154,16 +154,19 @@ class RunStore:
             {"kind": self.kind, "sid": subject_id},
         )
 
-    def refund(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None) -> bool:
+    def refund(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None, *, ended: bool = True) -> bool:
         """Give back the run holding ``fence`` — at most once per run — and make it due in ``due_in_s``.
 
         Idempotent: a teardown write retried after a timed-out attempt that still commits later
-        refunds once. Returns True if this call gave the run back.
+        refunds once. ``ended``: the run's lease is released (or lost), so the row stops naming its
+        worker; a teardown passes False, since its lease release may still fail — a restart under the
+        worker's name then releases it. Returns True if this call gave the run back.
         """
         with db_session(self.url) as db:
             row = db.execute(
                 text("""
-                    UPDATE durable_runs SET runs = runs - 1, refunded_fence = :fence, holder = NULL,
+                    UPDATE durable_runs SET runs = runs - 1, refunded_fence = :fence,
+                        holder = CASE WHEN :ended THEN NULL ELSE holder END,
                         due_at = CASE WHEN CAST(:due AS float8) IS NULL THEN due_at
                                       ELSE now() + make_interval(secs => :due) END,
                         updated_at = now()
@@ -171,7 +174,7 @@ class RunStore:
                       AND refunded_fence IS DISTINCT FROM :fence
                     RETURNING runs
                 """),
-                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s},
+                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s, "ended": ended},
             ).one_or_none()
         return row is not None
 
