@@ -37,6 +37,7 @@ from pathlib import Path
 import httpx
 import psutil
 from sqlalchemy import create_engine, text
+from waits import wait_exit, wait_until  # bench/ is on sys.path: the script's own folder
 
 from verbatim.auth import create_token
 from verbatim.client import ApiClient
@@ -122,7 +123,8 @@ class Run:
         child = self.worker(name)
         start = time.monotonic()
         os.killpg(child.proc.pid, sig)  # type: ignore[attr-defined]
-        child.proc.wait()  # type: ignore[attr-defined]
+        wait_exit(child.proc, self.settings.shutdown_window_s + 30,  # type: ignore[attr-defined]
+                  f"{name} after signal {sig}")
         took = time.monotonic() - start
         self.stack.children.remove(child)  # type: ignore[arg-type]
         self.stack.spawn(name, "worker", "--name", name.replace("worker", "capture"))
@@ -211,10 +213,9 @@ def parking_phase(args: argparse.Namespace, audio: Path) -> dict[str, float]:
             victim = "worker-1" if holder else "worker-2"
             killed = time.monotonic()
             run.replace_worker(victim, signal.SIGKILL)
-            while run.scalar("SELECT runs FROM durable_runs WHERE subject_id = :s", s=uuid.UUID(sid)) < 2:
-                if time.monotonic() - killed > 180:
-                    break
-                time.sleep(0.1)
+            wait_until(
+                lambda: run.scalar("SELECT runs FROM durable_runs WHERE subject_id = :s", s=uuid.UUID(sid)) >= 2,
+                180, "the killed run to start again after its worker's restart", poll_s=0.1)
             out["restart_recovery_s"] = time.monotonic() - killed
             print(f"  SIGKILL mid-stage, restarted at once → running again in {out['restart_recovery_s']:.1f} s "
                   f"(lease TTL {run.settings.lease_ttl_s:.0f} s)", flush=True)

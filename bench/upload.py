@@ -51,6 +51,7 @@ from typing import Any
 import httpx
 import psutil
 from scratch_db import database  # bench/ is on sys.path: the script's own folder
+from waits import wait_exit
 
 from verbatim.auth import create_token
 from verbatim.db.engine import db_session, dispose_all
@@ -187,7 +188,7 @@ class ApiProcess:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+                wait_exit(self.proc, 30, "the API server after SIGKILL")
 
 
 # --- the two upload paths -------------------------------------------------------------------

@@ -8,6 +8,8 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import text
+
 from verbatim.audio import probe
 from verbatim.auth import create_token, ensure_therapist
 from verbatim.config import Settings
@@ -56,6 +58,13 @@ class SessionView:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.row, name)
+
+
+def force_due(database_url: str, sid: uuid.UUID, in_s: float = 0.0, kind: str = "capture") -> None:
+    """Arrange a due time as a test's setup (unconditional; the product's own writes never are)."""
+    with db_session(database_url) as db:
+        db.execute(text("UPDATE durable_runs SET due_at = now() + make_interval(secs => :s) "
+                        "WHERE kind = :k AND subject_id = :id"), {"s": in_s, "k": kind, "id": sid})
 
 
 def view(repo: Repo, sid: uuid.UUID) -> SessionView:

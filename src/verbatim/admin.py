@@ -13,7 +13,7 @@ from verbatim.db.models import Session, SessionEvent
 from verbatim.db.repo import Repo
 from verbatim.errors import IllegalTransition, NotFound
 from verbatim.runtime import make_queue, require_urls
-from verbatim.states import SessionStatus, check_transition
+from verbatim.states import CAPTURE_SUBJECTS, SessionStatus, check_transition
 
 
 def list_sessions(database_url: str, status: str | None = None, limit: int = 200) -> list[Session]:
@@ -33,11 +33,13 @@ def show_session(database_url: str, session_id: uuid.UUID) -> dict[str, Any]:
         if row is None:
             raise NotFound(f"no session {session_id}")
         run = repo.runs.state_in(db, session_id)
+        phase = CAPTURE_SUBJECTS.phase(db, session_id)
         events = db.execute(
             select(SessionEvent).where(SessionEvent.session_id == session_id).order_by(SessionEvent.id)
         ).scalars()
         return {
-            "id": str(row.id), "status": row.status, "runs": run.runs, "fence": run.fence,
+            "id": str(row.id), "status": row.status, "run_state": phase.value if phase else None,
+            "runs": run.runs, "fence": run.fence,
             "due_at": run.due_at.isoformat() if run.due_at else None,
             "polished": row.polished, "failure_code": row.failure_code, "vendor_job_id": row.vendor_job_id,
             "has_audio": row.audio_path is not None, "checkpointed": row.raw_turns is not None,

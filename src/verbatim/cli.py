@@ -173,9 +173,8 @@ def worker(name: Annotated[str | None, typer.Option(
     _configure_logs()
     s = get_settings()
     s.refuse_default_secrets("worker")
-    database_url, redis_url = _urls()
-    from verbatim.db.repo import Repo
-    from verbatim.runtime import make_queue, redis_client
+    _, redis_url = _urls()
+    from verbatim.runtime import redis_client
     from verbatim.telemetry import metrics
 
     client = redis_client(redis_url)
@@ -185,14 +184,18 @@ def worker(name: Annotated[str | None, typer.Option(
     except WorkerNameTaken as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
-    # The name is ours, so its previous process is dead: its runs are due now, not a lease TTL later.
-    queue = make_queue(s)
-    for sid in recover(Repo(database_url).runs, client, ident):
-        metrics.recoveries.labels(source="restart").inc()
-        try:
-            queue.enqueue(sid)
-        except Exception:  # noqa: BLE001 - due now: the sweep queues it within a tick
-            break
+    # The name is ours, so its previous process is dead: its runs of every kind are due now, not a
+    # lease TTL later.
+    from verbatim.pipeline.sweeps import due_kinds
+    from workers.tasks import context
+
+    for kind in due_kinds(context()):
+        for sid in recover(kind.store, client, ident, kind.lease_key):
+            metrics.recoveries.labels(source="restart").inc()
+            try:
+                kind.enqueue(sid)
+            except Exception:  # noqa: BLE001 - due now: the sweep queues it within a tick
+                break
     from workers.app import app as celery
 
     try:

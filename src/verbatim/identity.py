@@ -1,4 +1,4 @@
-"""A capture worker's stable identity, and fast recovery of its runs when it restarts.
+"""A worker's stable identity, and fast recovery of its runs (of every kind) when it restarts.
 
 A worker is named by its slot (``verbatim worker --name capture-1``; the identity is
 ``capture-1@<host>`` unless the name already carries ``@``): ``up``, compose and the k8s
@@ -11,7 +11,8 @@ StatefulSet give every worker a stable one. The name is held under a Redis lease
   reused by a process started later) → this one takes the name over at once.
 
 Then ``recover`` releases the run leases still held in this name — that process is dead —
-and makes those runs due now and queues them, so a restart recovers in seconds instead of a
+and makes those runs due now and queues them — capture and note runs alike (the durable-run
+core records the holder of every counted run) — so a restart recovers in seconds instead of a
 lease TTL. Each counted run records its worker (``durable_runs.holder``) and its lease token
 starts with the name (``Lease(owner=…)``).
 

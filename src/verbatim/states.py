@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from verbatim.durable.subjects import Subjects
 from verbatim.errors import IllegalTransition
 
 
@@ -54,3 +55,8 @@ def check_transition(current: SessionStatus, target: SessionStatus) -> None:
     """Raise IllegalTransition unless ``current → target`` is an allowed move."""
     if target not in TRANSITIONS[current]:
         raise IllegalTransition(f"session cannot move from {current.value} to {target.value}")
+
+
+#: the capture run's subjects, for the durable-run core's stall net and run states
+CAPTURE_SUBJECTS = Subjects("capture", "sessions", live=tuple(s.value for s in S if s in ACTIVE),
+                            blocked=(S.BLOCKED.value,), cancelled=(S.DELETED.value,))

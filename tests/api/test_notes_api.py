@@ -51,10 +51,13 @@ def test_request_draft_read_edit_sign_export(api: Api, settings: Settings, alice
     assert r.status_code == 202 and r.json()["status"] == "queued" and r.json()["client_id"] == "client"
     assert notes_in_queue(api) == before + 1
     note_id = r.json()["note_id"]
+    # The core's one run state: queued and due (in case its message is lost), then no run outstanding.
+    assert api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()["run_state"] == "due"
     run_note(build_context(settings), uuid.UUID(note_id))
 
     note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
     assert note["status"] == "draft" and note["version"] == 1 and note["risk"]["status"] == "none found"
+    assert note["run_state"] is None
     assert [s["name"] for s in note["sections"]] == ["Subjective", "Objective", "Assessment", "Plan"]
     first = note["sections"][0]["sentences"][0]
     assert first["citations"][0]["segment_id"].startswith("seg-") and first["label"] == "supported"

@@ -22,6 +22,7 @@ def test_upload_creates_a_queued_session_and_enqueues_it(api: Api, alice: str) -
     assert r.status_code == 201, r.text
     body = r.json()
     assert body["status"] == "queued" and body["runs"] == 0 and abs(body["duration_s"] - 11.0) < 0.1
+    assert body["run_state"] == "due"  # the core's one run state: waiting for its run (due if its message is lost)
     assert api.enqueued() == 1
     assert [p.name for p in api.files_on_volume()] == [f"{body['id']}.audio"]
     assert api.client.get(f"/v1/sessions/{body['id']}", headers=api.headers(alice)).json()["id"] == body["id"]

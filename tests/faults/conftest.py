@@ -69,8 +69,9 @@ class Cluster:
         env.update({f"VERBATIM_{k.upper()}": str(v) for k, v in extra.items()})
         return env
 
-    def worker(self, **extra: object) -> Proc:
-        name = f"worker-{len(self.procs)}-{uuid.uuid4().hex[:4]}"
+    def worker(self, name: str | None = None, **extra: object) -> Proc:
+        """A capture worker; ``name``: its stable worker name (a restart under the same name), else a new one."""
+        name = name or f"worker-{len(self.procs)}-{uuid.uuid4().hex[:4]}"
         proc = Proc(name, ["worker", "--name", name], self.env(**extra), self.log_dir / f"{name}.log")
         self.procs.append(proc)
         return proc

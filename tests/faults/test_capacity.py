@@ -94,7 +94,8 @@ def test_a_restarted_worker_recovers_its_run_before_the_lease_would_expire(
         cluster.sweeper()
         sid = new_session(settings, CLIPS[0])
         cluster.queue.enqueue(sid)
-        cluster.wait_for(lambda: cluster.status(sid) == "recognizing" and runs(cluster, sid) == 1, 60,
+        # A deadline for a worker starting on a loaded machine, not a measurement.
+        cluster.wait_for(lambda: cluster.status(sid) == "recognizing" and runs(cluster, sid) == 1, 180,
                          "the run to be mid-stage")
         assert cluster.redis.exists(keys.lease(sid))
         worker.signal(signal.SIGKILL)

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import SAMPLES, AsrServer, make_settings
-from tests.factories import new_session
+from tests.factories import force_due, new_session
 from tests.faults.conftest import Cluster
 from verbatim import keys
 from verbatim.db.engine import db_session
@@ -68,7 +68,7 @@ def test_sweeps_run_while_every_worker_is_busy(
         # A session whose run died (its lease runs out in 1 s) and a recording nobody owns.
         dead = new_session(settings, CLIP)
         cluster.redis.set(keys.lease(dead), "dead-run", px=1000)
-        cluster.repo.runs.set_due(dead, 0.0)
+        force_due(cluster.repo.url, dead)
         stray = settings.audio_dir / f"{uuid.uuid4()}.audio"
         stray.write_bytes(b"x")
         os.utime(stray, (time.time() - 10, time.time() - 10))

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from tests.conftest import SAMPLES
-from tests.factories import ready_session
+from tests.factories import force_due, ready_session
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Note, NoteCitation, NoteVersion, Session, Transcript
@@ -93,7 +93,7 @@ def test_the_sweep_requeues_a_dead_note_run_and_a_resumed_run_starts_at_the_next
         repo.save_section(note_id, counted.fence, i, saved[i], "offline-drafter-1", 1)
     sent: list[uuid.UUID] = []
     ctx.queue.enqueue_note = sent.append  # type: ignore[method-assign]
-    repo.runs.set_due(note_id, 0.0)
+    force_due(repo.url, note_id, kind="note")
     report = SweepReport()
     requeue_due(ctx, report)
     assert sent == [note_id] and note_id in report.requeued

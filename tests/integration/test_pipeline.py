@@ -3,20 +3,24 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 from sqlalchemy import select, update
 
-from tests.conftest import SAMPLES, AsrServer
+from tests.conftest import FAST, SAMPLES, STEADY, AsrServer, make_settings
 from tests.factories import SessionView, new_session, view
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import DurableRun, Session, SessionEvent, Transcript
+from verbatim.embedded import EmbeddedRedis
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.runtime import build_context
@@ -27,6 +31,14 @@ JFK = SAMPLES / "jfk.wav"
 @pytest.fixture
 def ctx(settings: Settings) -> Iterator[RunContext]:
     context = build_context(settings)
+    yield context
+    context.recognizer.close()
+
+
+@pytest.fixture
+def steady_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> Iterator[RunContext]:
+    """A context whose runs neither park nor lose their lease on a loaded machine (``STEADY``)."""
+    context = build_context(make_settings(database_url, redis_url, asr, data_dir, **STEADY))
     yield context
     context.recognizer.close()
 
@@ -144,7 +156,8 @@ def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
     assert published == raw
 
 
-def test_couples_session_one_record_per_client_with_placeholders(ctx: RunContext) -> None:
+def test_couples_session_one_record_per_client_with_placeholders(steady_ctx: RunContext) -> None:
+    ctx = steady_ctx  # the recognition of this 2-voice clip may take minutes on a loaded machine: it must not park
     sid = new_session(ctx.settings, SAMPLES / "therapy_dialogue.wav", client_ids=["alex", "sam"])
     # Two voices only: force a three-speaker mapping through the correction path later; here
     # check the split invariants on what the recognizer gives.
@@ -163,12 +176,44 @@ def test_couples_session_one_record_per_client_with_placeholders(ctx: RunContext
     [("submit", "429"), ("status", "429"), ("status", "500"), ("transcript", "503"), ("delete", "500"),
      ("list", "500")],
 )
-def test_transient_faults_never_spend_a_run(ctx: RunContext, asr: AsrServer, kind: str, mode: str) -> None:
+def test_transient_faults_never_spend_a_run(steady_ctx: RunContext, asr: AsrServer, kind: str, mode: str) -> None:
+    ctx = steady_ctx  # a run that lost its lease to a stalled machine would end SUPERSEDED, not READY
     asr.fault("fail", kind=kind, mode=mode, count=3, retry_after_s=0.2 if mode == "429" else None)
     sid = new_session(ctx.settings, JFK)
     assert run_capture(ctx, sid) is Outcome.READY
     assert row(ctx, sid).runs == 1
     assert_clean(ctx, asr, sid)
+
+
+def test_a_steady_run_keeps_its_lease_and_its_worker_through_a_stalled_machine(
+    database_url: str, private_redis: EmbeddedRedis, asr: AsrServer, data_dir: Path,
+) -> None:
+    """What ``STEADY`` sets up: Redis (or the whole machine) not answering for longer than FAST's lease
+    mid-run, and a vendor slower than the run's checks, still end READY in one run."""
+    ctx = build_context(make_settings(database_url, private_redis.url, asr, data_dir, **STEADY))
+    asr.fault("hold", hold=True)
+    outcome: list[Outcome] = []
+    try:
+        sid = new_session(ctx.settings, JFK)
+        runner = threading.Thread(target=lambda: outcome.append(run_capture(ctx, sid)), daemon=True)
+        runner.start()
+        deadline = time.monotonic() + 120
+        while row(ctx, sid).vendor_job_id is None:
+            assert time.monotonic() < deadline, "the run never submitted"
+            time.sleep(0.1)
+        pid = private_redis._proc.pid  # noqa: SLF001 - the test stalls its own server
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(float(FAST["lease_ttl_s"]) + 2.0)  # a stall longer than FAST's whole lease
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        asr.fault("hold", hold=False)
+        runner.join(600)
+        assert outcome == [Outcome.READY]
+        assert row(ctx, sid).runs == 1
+    finally:
+        asr.fault("hold", hold=False)
+        ctx.recognizer.close()
 
 
 def test_slow_responses_past_the_per_attempt_timeout_are_retried(ctx: RunContext, asr: AsrServer) -> None:

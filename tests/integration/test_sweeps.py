@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy import text, update
 
 from tests.conftest import SAMPLES, AsrServer
-from tests.factories import new_session
+from tests.factories import force_due, new_session
 from verbatim import keys
 from verbatim.config import Settings
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
+from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.sweeps import SweepReport, tick
 from verbatim.resumable import ResumableUploads
@@ -42,7 +43,7 @@ def sweep(ctx: RunContext) -> SweepReport:
 
 def make_due(ctx: RunContext, *sids: uuid.UUID, in_s: float = 0.0) -> None:
     for sid in sids:
-        ctx.repo.runs.set_due(sid, in_s)
+        force_due(ctx.repo.url, sid, in_s)
 
 
 def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext) -> None:
@@ -65,14 +66,17 @@ def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext)
 def test_a_live_lease_is_looked_at_again_at_its_expiry(ctx: RunContext) -> None:
     sid = new_session(ctx.settings, CLIP)
     make_due(ctx, sid)
-    lease = ctx.new_lease(sid)
+    # A lease far longer than the stall window and than any stall of a loaded machine: the recheck's
+    # due time is told from the claim's (stall_s) whatever the machine's speed.
+    lease = Lease(ctx.redis, str(sid), 120.0, 1.0, key=keys.lease(sid))
     assert lease.acquire()
     assert sweep(ctx).requeued == []
     with db_session(ctx.repo.url) as db:
         left = db.execute(text("SELECT extract(epoch FROM due_at - now()) FROM durable_runs WHERE subject_id = :s"),
                           {"s": sid}).scalar_one()
-    assert 0 < left <= ctx.settings.lease_ttl_s + 0.1  # due when the lease would expire, not stall_s later
+    assert ctx.settings.stall_s < left <= 120.1  # due when the lease would expire, not stall_s later
     lease.release()  # as if the holder died and its lease ran out
+    force_due(ctx.repo.url, sid)  # ... and its expiry (the recheck's due time, checked above) came
     deadline = time.monotonic() + 30
     while not tick(ctx).requeued:
         assert time.monotonic() < deadline

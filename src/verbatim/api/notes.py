@@ -34,7 +34,7 @@ from verbatim.notes.render import plain_text
 from verbatim.notes.repo import NoteRepo
 from verbatim.notes.service import Requested, request_note
 from verbatim.notes.staleness import confirm_record, is_stale, record_version
-from verbatim.notes.states import NoteStatus
+from verbatim.notes.states import NOTE_SUBJECTS, NoteStatus
 from verbatim.record import writer as record_writer
 from verbatim.states import SessionStatus
 
@@ -105,6 +105,9 @@ class NoteOut(BaseModel):
     cosigned_at: datetime | None
     amended: bool
     failure_code: str | None
+    #: the note run's state (``verbatim.durable.subjects``): running, parked, due, overdue, blocked,
+    #: cancelled; None when no run is outstanding
+    run_state: str | None = None
 
 
 class SectionEdit(BaseModel):
@@ -200,6 +203,7 @@ def _out(db: OrmSession, repo: NoteRepo, note: Note) -> NoteOut:
         sections=[SectionOut(**s) for s in body.get("sections", [])],
         requires_cosign=note.requires_cosign, signed_by=note.signed_by, signed_at=note.signed_at,
         cosigned_by=note.cosigned_by, cosigned_at=note.cosigned_at, amended=amended, failure_code=note.failure_code,
+        run_state=phase.value if (phase := NOTE_SUBJECTS.phase(db, note.id)) else None,
     )
 
 

@@ -33,7 +33,7 @@ from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotesBlock
 from verbatim.polish.split import THERAPIST, UNASSIGNED, unassigned_turns
 from verbatim.record import writer
-from verbatim.states import SessionStatus
+from verbatim.states import CAPTURE_SUBJECTS, SessionStatus
 
 log = structlog.get_logger("verbatim.api")
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
@@ -127,6 +127,9 @@ class SessionOut(BaseModel):
     transcript_delete_after: datetime | None = None
     #: when it did
     transcript_expired_at: datetime | None = None
+    #: the capture run's state (``verbatim.durable.subjects``): running, parked, due, overdue, blocked,
+    #: cancelled; None when no run is outstanding
+    run_state: str | None = None
 
 
 class SessionPage(BaseModel):
@@ -179,6 +182,7 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
         retention: dict[uuid.UUID, int | None] = dict(db.execute(
             select(Clinic.id, Clinic.transcript_retention_days).where(Clinic.id.in_({r.clinic_id for r in rows}))
         ).all())
+        phases = CAPTURE_SUBJECTS.phases(db, [r.id for r in rows])
     default_days = svc.settings.transcript_retention_days
 
     def delete_after(row: Session) -> datetime | None:
@@ -193,7 +197,7 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
             session_type=row.session_type,
             recorded_at=row.recorded_at, duration_s=row.audio_duration_s, created_at=row.created_at,
             updated_at=row.updated_at, transcript_delete_after=delete_after(row),
-            transcript_expired_at=row.transcript_expired_at,
+            transcript_expired_at=row.transcript_expired_at, run_state=phases.get(row.id),
         )
         for row in rows
     ]
@@ -456,7 +460,7 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
         log.warning("enqueue_failed", session_id=str(session_id), error=type(exc).__name__)
         # Due now: the sweep process sends it within a tick once the broker is back.
         with contextlib.suppress(Exception):
-            svc.repo.runs.set_due(session_id, 0.0)
+            svc.repo.runs.hasten(session_id, 0.0)
     return _out(svc, svc.repo.get(session_id)), True
 
 

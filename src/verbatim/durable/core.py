@@ -14,6 +14,8 @@ acks decide nothing here (DESIGN.md "Failure modes").
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -26,16 +28,17 @@ import structlog
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
-from verbatim.durable.store import RunStore
+from verbatim.durable.store import RunStore, Seen
+from verbatim.durable.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.errors import IllegalTransition, LeaseLost, NotFound, RunCancelled, RunStopped, VerbatimError
 from verbatim.leases import Lease
-from verbatim.pipeline.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.telemetry import metrics
 
 log = structlog.get_logger("verbatim.run")
 
 INTERRUPTED = "interrupted"
 DEADLINE_EXCEEDED = "deadline_exceeded"
+SUBJECT_GONE = "subject_gone"  #: what the run works from was deleted (retention, a withdrawal)
 
 S = TypeVar("S")
 
@@ -80,6 +83,10 @@ class RunKind(Protocol[S]):
     def load(self, db: OrmSession, subject_id: uuid.UUID) -> S | None:
         """The subject's state, read in the counting transaction; None when it has no outstanding work."""
 
+    def gone(self, state: S) -> str | None:
+        """Why the subject has work outstanding but nothing left to work from (None: it has); the core then
+        gives up with ``subject_gone`` (fenced) instead of leaving the subject waiting for ever."""
+
     def steps(self, ticket: Ticket[S], lease: Lease) -> Outcome:
         """The kind's own work. May raise RunStopped (lease/fence lost, cancelled) and VerbatimError."""
 
@@ -114,9 +121,11 @@ class DurableRuns(Generic[S]):
     """Executes runs of one kind: ``execute(subject_id)`` → Outcome; never raises for expected faults."""
 
     def __init__(self, kind: RunKind[S], store: RunStore, client: redis.Redis, limits: Limits,
-                 lease_key: Callable[[uuid.UUID], str], holder: str | None = None):
+                 lease_key: Callable[[uuid.UUID], str], holder: str | None):
         self.kind = kind
-        self.holder = holder  #: this worker's name, recorded with each counted run (fast recovery on restart)
+        #: this worker's name (``verbatim worker --name``), recorded with each counted run of every kind so a
+        #: restarted worker recovers them at once; a process without one is named by host and pid
+        self.holder = holder or f"{socket.gethostname()}:{os.getpid()}"
         self.store = store
         self.redis = client
         self.limits = limits
@@ -139,10 +148,11 @@ class DurableRuns(Generic[S]):
             return Outcome.BUSY
         metrics.lock_acquired.labels(outcome="acquired").inc()
         ticket: Ticket[S] | None = None
+        seen: Seen | None = None
         outcome = Outcome.SUPERSEDED
         try:
             # Counted before any checkpoint is read: a saved checkpoint never lifts the run limit.
-            ticket = self._count(subject_id)
+            ticket, seen = self._count(subject_id)
             if ticket is None:
                 outcome = Outcome.NOTHING
                 return outcome
@@ -160,7 +170,7 @@ class DurableRuns(Generic[S]):
                 self._teardown(ticket, lease)
             else:
                 self._release(lease)
-                self._settle(subject_id, ticket, outcome)
+                self._settle(subject_id, ticket, seen, outcome)
                 if ticket is not None:
                     self.kind.after(ticket, outcome)
                 log.info("run_finished", outcome=outcome.value)
@@ -168,18 +178,22 @@ class DurableRuns(Generic[S]):
             structlog.contextvars.unbind_contextvars(self.kind.log_key, "run")
 
     # --- steps 2 and 3 ------------------------------------------------------------------
-    def _count(self, subject_id: uuid.UUID) -> Ticket[S] | None:
+    def _count(self, subject_id: uuid.UUID) -> tuple[Ticket[S] | None, Seen | None]:
+        """The ticket (None: nothing to do) and the row as it was before counting (what NOTHING may clear)."""
         try:
             with db_session(self.store.url) as db:
+                # Locked and read first: with nothing to do, the count is rolled back and only a due time
+                # still exactly as read here may be cleared (an admin retry meanwhile keeps its own).
+                seen = self.store.peek(db, subject_id)
                 counted = self.store.count(db, subject_id, self.limits.lease_ttl_s, self.limits.deadline_s,
                                            self.holder)
                 state = self.kind.load(db, subject_id)
                 if state is None:
                     db.rollback()  # nothing to do: the count is not kept
-                    return None
+                    return None, seen
         except Exception as exc:
             raise VerbatimError(f"could not count the run: {exc}") from exc
-        return Ticket(subject_id, counted.run, counted.fence, counted.overdue, state)
+        return Ticket(subject_id, counted.run, counted.fence, counted.overdue, state), seen
 
     def _bounded_steps(self, ticket: Ticket[S], lease: Lease) -> Outcome:
         try:
@@ -191,6 +205,11 @@ class DurableRuns(Generic[S]):
                 log.warning("run_deadline_exceeded", deadline_s=self.limits.deadline_s)
                 self.kind.give_up(ticket, DEADLINE_EXCEEDED,
                                   f"not finished {self.limits.deadline_s:.0f} s after it was created")
+                return Outcome.FAILED
+            reason = self.kind.gone(ticket.state)
+            if reason is not None:
+                log.warning("run_subject_gone")
+                self.kind.give_up(ticket, SUBJECT_GONE, reason)
                 return Outcome.FAILED
             return self.kind.steps(ticket, lease)
         except RunCancelled:
@@ -229,11 +248,13 @@ class DurableRuns(Generic[S]):
         except redis.RedisError as exc:
             log.warning("lease_release_failed", error=type(exc).__name__)  # it expires by its TTL
 
-    def _settle(self, subject_id: uuid.UUID, ticket: Ticket[S] | None, outcome: Outcome) -> None:
-        """Write when to look at the subject next. A failure here is logged: the lease-expiry due time stands."""
+    def _settle(self, subject_id: uuid.UUID, ticket: Ticket[S] | None, seen: Seen | None, outcome: Outcome) -> None:
+        """Write when to look at the subject next, each write conditional on what this run read (its fence, or
+        the row as read before an uncounted run). A failure here is logged: the lease-expiry due time stands."""
         try:
             if outcome is Outcome.NOTHING:
-                self.store.set_due(subject_id, None)
+                if seen is not None:
+                    self.store.set_due(seen, None)
             elif ticket is None:
                 return
             elif outcome is Outcome.PARKED:
@@ -244,9 +265,9 @@ class DurableRuns(Generic[S]):
             elif outcome is Outcome.RETRY_LATER:
                 self.store.refund(subject_id, ticket.fence, self.limits.retry_later_s)
             elif outcome is Outcome.FAULT:
-                self.store.set_due(subject_id, self.limits.retry_later_s, ticket.fence)
+                self.store.settle(subject_id, ticket.fence, self.limits.retry_later_s)
             elif outcome in FINAL:
-                self.store.set_due(subject_id, None, ticket.fence)
+                self.store.settle(subject_id, ticket.fence, None)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.warning("run_settle_failed", outcome=outcome.value, error=type(exc).__name__)
 
@@ -261,7 +282,8 @@ class DurableRuns(Generic[S]):
         teardown = Teardown(str(ticket.subject_id), ticket.run, lim.teardown_budget_s, lim.teardown_attempt_timeout_s)
         # A cooperative cancel is not a crash: it must not bring the subject closer to its run limit.
         # Due at once, so the sweep re-queues it even if the re-queue below is lost.
-        teardown.write("refund_run", lambda: self.store.refund(ticket.subject_id, ticket.fence, 0.0))
+        # The holder stays: if the lease release below fails, a restart under this name releases it.
+        teardown.write("refund_run", lambda: self.store.refund(ticket.subject_id, ticket.fence, 0.0, ended=False))
         teardown.write("release_lease", lease.release)
         # Re-queue at once so recovery does not wait for the lease to expire.
         teardown.write("requeue", lambda: self.kind.requeue(ticket.subject_id))

@@ -8,6 +8,12 @@ Lock order, everywhere: the ``durable_runs`` row first, then the subject's own r
 ``count`` takes it FOR UPDATE (the upsert), every fenced write FOR SHARE (``hold``), so a
 newer run's count waits for an older run's write in flight and then reads what it wrote.
 Every time is the database's clock (``now()``), never a worker's.
+
+Every due-time write is conditional on what its writer read: the run's fencing token (a run's
+own settle), the row as claimed (``Seen``: the sweep and the parked poller write only while
+fence and due time are what they claimed), or ``poked`` (a look asked for — an admin retry, a
+notification — while a run was in flight: that run's settle leaves the subject due now, never
+clears it). No write ever erases a due time that a later intent wrote.
 """
 
 from __future__ import annotations
@@ -33,6 +39,24 @@ class Counted:
 
 
 @dataclass(frozen=True)
+class Seen:
+    """What a writer read of one row (``claim_due``, ``claim_parked``, ``peek``); its due-time write
+    applies only while the row still has this fence and this due time."""
+
+    subject_id: uuid.UUID
+    fence: int
+    due_at: datetime | None
+    overdue: bool = False  #: the deadline had passed when it was read
+
+
+_SEEN = "subject_id, fence, due_at, coalesce(deadline_at < now(), false) AS overdue"
+
+
+def _seen(rows: object) -> list[Seen]:
+    return [Seen(r.subject_id, r.fence, r.due_at, bool(r.overdue)) for r in rows]  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
 class RunState:
     """A snapshot of one ``durable_runs`` row (times in UTC)."""
 
@@ -55,13 +79,15 @@ class RunStore:
         """Create the row (no runs yet) if missing, due in ``due_in_s`` seconds, deadline ``deadline_s`` away.
 
         An existing row only gets the new due time (and, with ``reset_deadline``, the new deadline:
-        an admin retry gives a blocked session a fresh window).
+        an admin retry gives a blocked session a fresh window) and is marked ``poked``: a run in
+        flight meanwhile settles to due now instead of clearing this due time.
         """
         db.execute(
             text("""
                 INSERT INTO durable_runs (kind, subject_id, due_at, deadline_at)
                 VALUES (:kind, :sid, now() + make_interval(secs => :due), now() + make_interval(secs => :deadline))
                 ON CONFLICT (kind, subject_id) DO UPDATE SET due_at = EXCLUDED.due_at, updated_at = now(),
+                    poked = true,
                     deadline_at = CASE WHEN :reset THEN EXCLUDED.deadline_at ELSE durable_runs.deadline_at END
             """),
             {"kind": self.kind, "sid": subject_id, "due": due_in_s, "deadline": deadline_s, "reset": reset_deadline},
@@ -75,7 +101,9 @@ class RunStore:
         The run is due again at its lease's expiry: if this process dies, the sweep process
         looks then. A row missing (a subject made before its kind existed) is created with its
         deadline ``deadline_s`` from now. A parked row stops being parked (a run holds it now);
-        ``holder`` (the worker's name) lets a restarted worker find the runs it was running.
+        ``holder`` (the worker's name) lets a restarted worker find the runs it was running. A
+        ``poke`` before this count is answered by this run (it reads the subject after it), so
+        ``poked`` is cleared.
         """
         row = db.execute(
             text("""
@@ -84,12 +112,21 @@ class RunStore:
                         :holder)
                 ON CONFLICT (kind, subject_id) DO UPDATE
                     SET runs = durable_runs.runs + 1, fence = durable_runs.fence + 1,
-                        due_at = EXCLUDED.due_at, updated_at = now(), parked_at = NULL, holder = EXCLUDED.holder
+                        due_at = EXCLUDED.due_at, updated_at = now(), parked_at = NULL, holder = EXCLUDED.holder,
+                        poked = false
                 RETURNING runs, fence, coalesce(deadline_at < now(), false) AS overdue
             """),
             {"kind": self.kind, "sid": subject_id, "ttl": lease_ttl_s, "dl": deadline_s, "holder": holder},
         ).one()
         return Counted(row.runs, row.fence, row.overdue)
+
+    def peek(self, db: OrmSession, subject_id: uuid.UUID) -> Seen | None:
+        """The row FOR UPDATE (None when missing): what a run that ends with nothing to do may clear."""
+        rows = db.execute(
+            text(f"SELECT {_SEEN} FROM durable_runs WHERE kind = :kind AND subject_id = :sid FOR UPDATE"),
+            {"kind": self.kind, "sid": subject_id},
+        ).all()
+        return _seen(rows)[0] if rows else None
 
     def hold(self, db: OrmSession, subject_id: uuid.UUID, fence: int) -> None:
         """Lock the row FOR SHARE for the caller's transaction if ``fence`` is current; else raise FenceLost.
@@ -117,16 +154,19 @@ class RunStore:
             {"kind": self.kind, "sid": subject_id},
         )
 
-    def refund(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None) -> bool:
+    def refund(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None, *, ended: bool = True) -> bool:
         """Give back the run holding ``fence`` — at most once per run — and make it due in ``due_in_s``.
 
         Idempotent: a teardown write retried after a timed-out attempt that still commits later
-        refunds once. Returns True if this call gave the run back.
+        refunds once. ``ended``: the run's lease is released (or lost), so the row stops naming its
+        worker; a teardown passes False, since its lease release may still fail — a restart under the
+        worker's name then releases it. Returns True if this call gave the run back.
         """
         with db_session(self.url) as db:
             row = db.execute(
                 text("""
                     UPDATE durable_runs SET runs = runs - 1, refunded_fence = :fence,
+                        holder = CASE WHEN :ended THEN NULL ELSE holder END,
                         due_at = CASE WHEN CAST(:due AS float8) IS NULL THEN due_at
                                       ELSE now() + make_interval(secs => :due) END,
                         updated_at = now()
@@ -134,7 +174,7 @@ class RunStore:
                       AND refunded_fence IS DISTINCT FROM :fence
                     RETURNING runs
                 """),
-                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s},
+                {"kind": self.kind, "sid": subject_id, "fence": fence, "due": due_in_s, "ended": ended},
             ).one_or_none()
         return row is not None
 
@@ -172,40 +212,50 @@ class RunStore:
             {"kind": self.kind, "sid": subject_id},
         )
 
-    def claim_parked(self, limit: int, recheck_s: float) -> list[tuple[uuid.UUID, bool]]:
+    def claim_parked(self, limit: int, recheck_s: float) -> list[Seen]:
         """Parked subjects whose look-up time has passed, oldest first, each pushed ``recheck_s`` ahead.
 
-        Returns (subject id, deadline passed). SKIP LOCKED: two sweep processes claim disjoint sets.
+        Returns each row as claimed (its ``overdue``: the deadline passed). SKIP LOCKED: two sweep
+        processes claim disjoint sets.
         """
         with db_session(self.url) as db:
-            return [(row.subject_id, bool(row.overdue)) for row in db.execute(
-                text("""
+            return _seen(db.execute(
+                text(f"""
                     UPDATE durable_runs SET due_at = now() + make_interval(secs => :recheck)
                     WHERE (kind, subject_id) IN (
                         SELECT kind, subject_id FROM durable_runs
                         WHERE kind = :kind AND parked_at IS NOT NULL AND due_at IS NOT NULL AND due_at <= now()
                         ORDER BY due_at LIMIT :limit FOR UPDATE SKIP LOCKED)
-                    RETURNING subject_id, coalesce(deadline_at < now(), false) AS overdue
+                    RETURNING {_SEEN}
                 """),
                 {"kind": self.kind, "limit": limit, "recheck": recheck_s},
-            )]
+            ))
 
-    def set_due_many(self, due_in_s: dict[uuid.UUID, float]) -> None:
-        """Look at each subject again in its own number of seconds (one statement; parked rows stay parked)."""
+    def set_due_many(self, due_in_s: dict[Seen, float], *, parked: bool = False) -> int:
+        """Look at each claimed subject again in its own number of seconds (one statement).
+
+        Each row is written only while its fence and due time are as claimed (and, with ``parked``,
+        while it is still parked): a run a notification started meanwhile keeps its lease-expiry
+        due time. Returns how many rows were written.
+        """
         if not due_in_s:
-            return
+            return 0
         with db_session(self.url) as db:
-            db.execute(
+            return len(db.execute(
                 text("""
                     UPDATE durable_runs r SET due_at = now() + make_interval(secs => v.due), updated_at = now()
-                    FROM unnest(CAST(:ids AS uuid[]), CAST(:dues AS float8[])) AS v(sid, due)
-                    WHERE r.kind = :kind AND r.subject_id = v.sid
+                    FROM unnest(CAST(:ids AS uuid[]), CAST(:fences AS bigint[]), CAST(:seen AS timestamptz[]),
+                                CAST(:dues AS float8[])) AS v(sid, fence, seen, due)
+                    WHERE r.kind = :kind AND r.subject_id = v.sid AND r.fence = v.fence
+                      AND r.due_at IS NOT DISTINCT FROM v.seen AND (NOT :parked OR r.parked_at IS NOT NULL)
+                    RETURNING r.subject_id
                 """),
-                {"kind": self.kind, "ids": list(due_in_s), "dues": list(due_in_s.values())},
-            )
+                {"kind": self.kind, "ids": [x.subject_id for x in due_in_s], "fences": [x.fence for x in due_in_s],
+                 "seen": [x.due_at for x in due_in_s], "dues": list(due_in_s.values()), "parked": parked},
+            ).all())
 
     def release_holder(self, holder: str) -> list[uuid.UUID]:
-        """A restarted worker: runs counted in its name (its previous process is dead) are due now."""
+        """A restarted worker: runs counted in its name and not ended (its previous process is dead) are due now."""
         with db_session(self.url) as db:
             return list(db.execute(
                 text("""
@@ -217,46 +267,107 @@ class RunStore:
             ).scalars())
 
     # --- the due time -----------------------------------------------------------------
-    def set_due(self, subject_id: uuid.UUID, due_in_s: float | None, fence: int | None = None,
-                db: OrmSession | None = None) -> None:
-        """Look at this run again in ``due_in_s`` seconds (None: nothing to look at); only while ``fence`` holds."""
+    def settle(self, subject_id: uuid.UUID, fence: int, due_in_s: float | None) -> bool:
+        """A run's own last due-time write (fenced): look again in ``due_in_s`` seconds (None: nothing to look at).
+
+        If a look was asked for while the run was in flight (``poked``: an admin retry, a
+        notification), the subject is due now instead: the run's outcome never erases it. The
+        run has ended, so the row no longer names its worker. False when a newer run (or a
+        withdrawal) holds the fence: nothing is written.
+        """
+        with db_session(self.url) as db:
+            return db.execute(
+                text("""
+                    UPDATE durable_runs
+                    SET due_at = CASE WHEN poked THEN now()
+                                      WHEN CAST(:due AS float8) IS NULL THEN NULL
+                                      ELSE now() + make_interval(secs => :due) END,
+                        poked = false, holder = NULL, updated_at = now()
+                    WHERE kind = :kind AND subject_id = :sid AND fence = :fence
+                    RETURNING subject_id
+                """),
+                {"kind": self.kind, "sid": subject_id, "due": due_in_s, "fence": fence},
+            ).first() is not None
+
+    def set_due(self, seen: Seen, due_in_s: float | None, db: OrmSession | None = None) -> bool:
+        """Look at this subject again in ``due_in_s`` seconds (None: nothing to look at) — only while its
+        fence and due time are still what ``seen`` read. False (nothing written) otherwise."""
         stmt = text("""
             UPDATE durable_runs
             SET due_at = CASE WHEN CAST(:due AS float8) IS NULL THEN NULL
                               ELSE now() + make_interval(secs => :due) END,
                 updated_at = now()
-            WHERE kind = :kind AND subject_id = :sid AND (CAST(:fence AS bigint) IS NULL OR fence = :fence)
+            WHERE kind = :kind AND subject_id = :sid AND fence = :fence
+              AND due_at IS NOT DISTINCT FROM CAST(:seen AS timestamptz)
+            RETURNING subject_id
         """)
-        params = {"kind": self.kind, "sid": subject_id, "due": due_in_s, "fence": fence}
+        params = {"kind": self.kind, "sid": seen.subject_id, "due": due_in_s, "fence": seen.fence,
+                  "seen": seen.due_at}
         if db is not None:
-            db.execute(stmt, params)
-            return
+            return db.execute(stmt, params).first() is not None
         with db_session(self.url) as own:
-            own.execute(stmt, params)
+            return own.execute(stmt, params).first() is not None
 
-    def claim_due(self, limit: int, recheck_s: float) -> list[uuid.UUID]:
+    def hasten(self, subject_id: uuid.UUID, due_in_s: float, db: OrmSession | None = None) -> bool:
+        """Look at this subject no later than ``due_in_s`` seconds from now: an earlier due time stays, a
+        cleared one stays cleared (nothing to look at), a parked row stays parked. False when no row changed."""
+        stmt = text("""
+            UPDATE durable_runs SET due_at = now() + make_interval(secs => :due), updated_at = now()
+            WHERE kind = :kind AND subject_id = :sid AND due_at > now() + make_interval(secs => :due)
+            RETURNING subject_id
+        """)
+        params = {"kind": self.kind, "sid": subject_id, "due": due_in_s}
+        if db is not None:
+            return db.execute(stmt, params).first() is not None
+        with db_session(self.url) as own:
+            return own.execute(stmt, params).first() is not None
+
+    def claim_due(self, limit: int, recheck_s: float) -> list[Seen]:
         """Subjects whose due time has passed, oldest first; each is pushed ``recheck_s`` into the future.
 
         Parked subjects are not claimed here (``claim_parked``: the vendor is asked first).
 
         SKIP LOCKED and the push make two sweep processes claim disjoint sets. The caller then
-        decides (lease held → due at its expiry; work left → enqueue; none → clear).
+        decides (lease held → due at its expiry; work left → enqueue; none → clear), each write
+        through ``set_due`` with the row as claimed here.
         """
         with db_session(self.url) as db:
-            return list(
+            return _seen(
                 db.execute(
-                    text("""
+                    text(f"""
                         UPDATE durable_runs SET due_at = now() + make_interval(secs => :recheck)
                         WHERE (kind, subject_id) IN (
                             SELECT kind, subject_id FROM durable_runs
                             WHERE kind = :kind AND due_at IS NOT NULL AND due_at <= now()
                               AND parked_at IS NULL
                             ORDER BY due_at LIMIT :limit FOR UPDATE SKIP LOCKED)
-                        RETURNING subject_id
+                        RETURNING {_SEEN}
                     """),
                     {"kind": self.kind, "limit": limit, "recheck": recheck_s},
-                ).scalars()
+                )
             )
+
+    def mark_stalled(self, db: OrmSession, live_sql: str, stall_s: float, deadline_s: float,
+                     limit: int) -> list[uuid.UUID]:
+        """The stall net: subjects with work outstanding, no due time and no write for ``stall_s`` → due now.
+
+        ``live_sql`` selects ``id, updated_at`` of the kind's subjects with work outstanding (``kinds.Subjects``).
+        Conditional on what it reads: a row that got a due time meanwhile keeps it.
+        """
+        return list(db.execute(
+            text(f"""
+                INSERT INTO durable_runs (kind, subject_id, due_at, deadline_at)
+                SELECT :kind, l.id, now(), now() + make_interval(secs => :deadline)
+                FROM ({live_sql}) AS l
+                LEFT JOIN durable_runs r ON r.kind = :kind AND r.subject_id = l.id
+                WHERE r.due_at IS NULL AND l.updated_at < now() - make_interval(secs => :stall)
+                LIMIT :limit
+                ON CONFLICT (kind, subject_id) DO UPDATE SET due_at = now(), updated_at = now()
+                    WHERE durable_runs.due_at IS NULL
+                RETURNING subject_id
+            """),
+            {"kind": self.kind, "stall": stall_s, "deadline": deadline_s, "limit": limit},
+        ).scalars())
 
     def state(self, subject_id: uuid.UUID) -> RunState:
         """The row as it is now (zeros when no run was ever counted)."""

@@ -45,6 +45,7 @@ class NoteState:
     sections: tuple[Section, ...]
     done: list[dict[str, Any]]  #: sections already written (the checkpoint), in order
     known_names: tuple[str, ...] = ()  #: the session's client ids and the therapist's name (kept from a model)
+    gone: str | None = None  #: the client's record was deleted (retention, withdrawal): nothing to draft from
 
 
 class NoteRepo:
@@ -71,7 +72,10 @@ class NoteRepo:
             .where(Transcript.session_id == note.session_id, Transcript.client_id == note.client_id)
         ).one_or_none()
         if record is None:
-            return None
+            # Queued or drafting, and its record deleted: the run fails it (``subject_gone``), never
+            # leaves it waiting for ever.
+            return NoteState(note.session_id, note.client_id, [], 0, (), [],
+                             gone="the client's record was deleted (retention or withdrawal)")
         template = None
         if note.template_id is not None:
             template = db.execute(select(NoteTemplate.sections).where(NoteTemplate.id == note.template_id)

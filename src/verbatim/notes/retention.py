@@ -26,8 +26,7 @@ from verbatim.db.models import Note, NoteCitation, NoteVersion, SessionEvent
 from verbatim.notes.states import NoteStatus
 
 if TYPE_CHECKING:
-    from verbatim.pipeline.context import RunContext
-    from verbatim.pipeline.sweeps import SweepReport
+    from verbatim.durable.services import Services
 
 log = structlog.get_logger("verbatim.retention")
 
@@ -59,8 +58,8 @@ def unamended_signed(db: OrmSession, session_id: uuid.UUID) -> list[uuid.UUID]:
     """), {"sid": session_id}).scalars())
 
 
-def expire_signed_notes(ctx: RunContext, report: SweepReport) -> None:
-    """Delete signed notes past their ``retain_until`` (database clock), at most BATCH per pass."""
+def expire_signed_notes(ctx: Services, report: object) -> None:
+    """Delete signed notes past their ``retain_until`` (database clock), at most BATCH per pass (``report``: unused)."""
     with db_session(ctx.repo.url) as db:
         due = list(db.execute(select(Note.id, Note.session_id, Note.clinic_id).where(
             Note.status == NoteStatus.SIGNED.value, Note.retain_until < text("now()"))

@@ -18,14 +18,14 @@ from sqlalchemy.orm import Session as OrmSession
 from verbatim import keys
 from verbatim.crash import crash_point
 from verbatim.db.engine import db_session
-from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
+from verbatim.durable.core import SUBJECT_GONE, DurableRuns, Limits, Outcome, Ticket
+from verbatim.durable.services import Services
 from verbatim.errors import RecordMoved, RunStopped, VerbatimError
 from verbatim.leases import Lease
 from verbatim.notes.drafter import OfflineDrafter, Writer
 from verbatim.notes.evidence import units
 from verbatim.notes.repo import NOTE, NoteRepo, NoteState
 from verbatim.notes.risk import flags
-from verbatim.pipeline.context import RunContext
 
 log = structlog.get_logger("verbatim.notes")
 
@@ -40,7 +40,7 @@ class NoteRun:
     name = NOTE
     log_key = "note_id"
 
-    def __init__(self, ctx: RunContext, repo: NoteRepo, model: Writer | None = None):
+    def __init__(self, ctx: Services, repo: NoteRepo, model: Writer | None = None):
         self.ctx = ctx
         self.repo = repo
         self.model = model
@@ -48,6 +48,9 @@ class NoteRun:
 
     def load(self, db: OrmSession, subject_id: uuid.UUID) -> NoteState | None:
         return self.repo.load(db, subject_id)
+
+    def gone(self, state: NoteState) -> str | None:
+        return state.gone
 
     def writer(self, run: int) -> Writer:
         """The model writer while runs ≤ ``polished_runs`` (if configured), else the offline drafter."""
@@ -68,6 +71,11 @@ class NoteRun:
                     fresh = self.repo.load(db, ticket.subject_id)
                 if fresh is None:
                     return Outcome.NOTHING
+                if fresh.gone is not None:
+                    # Withdrawn or expired meanwhile: end the note as the core ends a subject gone.
+                    log.warning("run_subject_gone")
+                    self.give_up(ticket, SUBJECT_GONE, fresh.gone)
+                    return Outcome.FAILED
                 state = fresh
         # The record keeps moving (a clinician at work on it): come back once it has settled.
         return Outcome.RETRY_LATER
@@ -121,7 +129,7 @@ def note_lease(note_id: uuid.UUID) -> str:
     return keys.run_lease(NOTE, note_id)
 
 
-def note_runs(ctx: RunContext, model: Writer | None = None) -> DurableRuns[NoteState]:
+def note_runs(ctx: Services, model: Writer | None = None) -> DurableRuns[NoteState]:
     """The durable-run executor for note runs with this process's settings."""
     s = ctx.settings
     limits = Limits(
@@ -130,10 +138,10 @@ def note_runs(ctx: RunContext, model: Writer | None = None) -> DurableRuns[NoteS
         teardown_attempt_timeout_s=s.teardown_attempt_timeout_s,
     )
     repo = NoteRepo(ctx.repo.url)
-    return DurableRuns(NoteRun(ctx, repo, model), repo.runs, ctx.redis, limits, note_lease)
+    return DurableRuns(NoteRun(ctx, repo, model), repo.runs, ctx.redis, limits, note_lease, holder=s.worker_name)
 
 
-def run_note(ctx: RunContext, note_id: uuid.UUID) -> Outcome:
+def run_note(ctx: Services, note_id: uuid.UUID) -> Outcome:
     """Execute one note run for ``note_id``; never raises for expected faults."""
     model = None
     if ctx.settings.note_writer == "openai":

@@ -49,12 +49,17 @@ def resolve_format(db: OrmSession, fmt: str, clinic_id: uuid.UUID, *, allow_benc
 
 def request_note(db: OrmSession, settings: Settings, session: Session, fmt: str, client_id: str | None,
                  batch_id: uuid.UUID | None = None) -> Requested:
-    """Insert a queued note of ``client_id`` (default: the session's only client) in ``db``'s transaction.
+    """Insert a queued note of ``client_id`` (default: the session's only client) in ``db``'s transaction,
+    holding the session row (FOR UPDATE) until it commits.
 
     Raises NoteRequestInvalid: ``unknown_format``, ``client_not_in_session`` (or missing for a
     session with several clients), ``not_ready``, ``transcript_expired``, ``no_client_speech`` (the
     client's record holds none of their words: every voice is unassigned or another's).
     """
+    # The session row locked and read again: a retention pass or a withdrawal (each an UPDATE of this row
+    # that deletes the record and the unsigned notes) either committed before — and is seen below — or
+    # waits for this note to commit and then deletes it too. Never a queued note without its record.
+    db.refresh(session, with_for_update=True)
     template_id = resolve_format(db, fmt, session.clinic_id)
     if client_id is None:
         if len(session.client_ids) != 1:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from verbatim.durable.subjects import Subjects
+
 
 class NoteStatus(StrEnum):
     """Where a note is."""
@@ -19,3 +21,6 @@ class NoteStatus(StrEnum):
 RUNNABLE = frozenset({NoteStatus.QUEUED, NoteStatus.DRAFTING})
 #: the clinician may edit (a new version) or sign
 EDITABLE = frozenset({NoteStatus.DRAFT})
+
+#: the note run's subjects, for the durable-run core's stall net and run states
+NOTE_SUBJECTS = Subjects("note", "notes", live=tuple(s.value for s in NoteStatus if s in RUNNABLE))

@@ -32,6 +32,7 @@ from sqlalchemy import func, select, text
 
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session
+from verbatim.durable.store import Seen
 from verbatim.errors import RecognizerTransient
 from verbatim.pipeline.context import RunContext
 from verbatim.recognizer.client import JobState
@@ -74,10 +75,12 @@ def poll_parked(ctx: RunContext, backoff: Backoff = _backoff) -> ParkedReport:
     claimed = store.claim_parked(PARKED_BATCH, s.recognizer_park_s)
     if not claimed:
         return report
-    queue_now = [sid for sid, overdue in claimed if overdue]
-    ask = [sid for sid, overdue in claimed if not overdue]
-    jobs = _jobs_of(ctx, ask)
-    queue_now.extend(sid for sid in ask if sid not in jobs)  # no session row: the run finds nothing to do
+    # Every due-time write below is conditional on the row as claimed here: a run that a notification
+    # started meanwhile keeps its lease-expiry due time (its recovery is not put off by a look-up).
+    queue_now = [c for c in claimed if c.overdue]
+    ask = {c.subject_id: c for c in claimed if not c.overdue}
+    jobs = _jobs_of(ctx, list(ask))
+    queue_now.extend(c for sid, c in ask.items() if sid not in jobs)  # no session row: the run finds nothing to do
     if jobs:
         oldest = min(submitted for _, _, submitted in jobs.values())
         try:
@@ -89,27 +92,27 @@ def poll_parked(ctx: RunContext, backoff: Backoff = _backoff) -> ParkedReport:
                        min(max(backoff.wait_s * 2, s.sweep_tick_s * 2), s.recognizer_park_max_s))
             backoff.wait_s = wait
             _hold_poller(ctx, wait)
-            store.set_due_many({sid: wait for sid in jobs})
+            store.set_due_many({ask[sid]: wait for sid in jobs}, parked=True)
             metrics.parked_lookups.labels(outcome="vendor_refused").inc(len(jobs))
             log.warning("parked_lookup_refused", wait_s=round(wait, 1), sessions=len(jobs), error=str(exc)[:200])
             report.backed_off_s = wait
         else:
             report.list_calls = 1
-            later: dict[uuid.UUID, float] = {}
+            later: dict[Seen, float] = {}
             for sid, (job_id, age, _) in jobs.items():
                 if job_id is not None and states.get(job_id) is JobState.RUNNING:
-                    later[sid] = min(s.recognizer_park_max_s, max(s.recognizer_park_s, age / 4))
+                    later[ask[sid]] = min(s.recognizer_park_max_s, max(s.recognizer_park_s, age / 4))
                 else:
-                    queue_now.append(sid)
-            store.set_due_many(later)
+                    queue_now.append(ask[sid])
+            store.set_due_many(later, parked=True)
             report.waiting = len(later)
-    for sid in queue_now:
+    for claim in queue_now:
         try:
-            ctx.queue.enqueue(sid)
+            ctx.queue.enqueue(claim.subject_id)
         except Exception:
-            store.set_due(sid, s.sweep_tick_s)  # the broker is down: look again next tick (still parked)
+            store.set_due(claim, s.sweep_tick_s)  # the broker is down: look again next tick (still parked)
             raise
-        report.queued.append(sid)
+        report.queued.append(claim.subject_id)
     metrics.parked_lookups.labels(outcome="queued").inc(len(report.queued))
     metrics.parked_lookups.labels(outcome="still_running").inc(report.waiting)
     return report

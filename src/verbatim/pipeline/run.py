@@ -49,6 +49,9 @@ class CaptureRun:
     def load(self, db: OrmSession, subject_id: uuid.UUID) -> CaptureState | None:
         return self.ctx.repo.load(db, subject_id)
 
+    def gone(self, state: CaptureState) -> str | None:
+        return None  # a session row is never deleted; a withdrawn one has no work (``load`` says None)
+
     def steps(self, ticket: CaptureTicket, lease: Lease) -> Outcome:
         ctx = self.ctx
         sid = ticket.subject_id

@@ -10,8 +10,9 @@ logged and counted, and the rest still run):
 (a') parked sessions (``verbatim.pipeline.parked``): their look-up time has passed — the vendor
     is asked about all of them in one list call; the done ones are enqueued. ``claim_due`` in
     (a) never claims a parked row, so a parked session is never mistaken for a dead run.
-(b) stalled sessions (the safety net): work outstanding, no due time, no write for
-    ``stall_s`` (180 s) → due now.
+(b) stalled subjects of every kind (the safety net): work outstanding, no due time, no write
+    for ``stall_s`` (180 s) → due now (``RunStore.mark_stalled``; the ``verbatim_runs_unwatched``
+    gauge counts them before then).
 (c) the outbox: pending vendor deletes, file deletes and webhooks, retried with backoff.
 
 And every ``sweep_interval_s`` (60 s), claimed in ``sweep_schedule`` so two sweep processes
@@ -45,12 +46,14 @@ from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.durable.store import RunStore
+from verbatim.durable.subjects import Subjects
 from verbatim.notes.retention import expire_signed_notes
+from verbatim.notes.states import NOTE_SUBJECTS
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.resumable import ResumableUploads
-from verbatim.states import ACTIVE
+from verbatim.states import ACTIVE, CAPTURE_SUBJECTS
 from verbatim.telemetry import metrics
 
 log = structlog.get_logger("verbatim.sweep")
@@ -170,6 +173,8 @@ class DueKind:
     lease_key: Callable[[uuid.UUID], str]
     outstanding: Callable[[list[uuid.UUID]], set[uuid.UUID]]  #: which subjects still have work (one query)
     enqueue: Callable[[uuid.UUID], None]
+    subjects: Subjects  #: where its subjects live (the stall net, run states)
+    deadline_s: float  #: a subject's deadline when the stall net makes its first row
 
 
 def due_kinds(ctx: RunContext) -> list[DueKind]:
@@ -183,8 +188,10 @@ def due_kinds(ctx: RunContext) -> list[DueKind]:
                                                            Session.status.in_(ACTIVE_VALUES))).scalars())
 
     notes = NoteRepo(ctx.repo.url)
-    return [DueKind(ctx.repo.runs, keys.lease, active_sessions, ctx.queue.enqueue),
-            DueKind(notes.runs, note_lease, notes.runnable, ctx.queue.enqueue_note)]
+    s = ctx.settings
+    return [DueKind(ctx.repo.runs, keys.lease, active_sessions, ctx.queue.enqueue, CAPTURE_SUBJECTS,
+                    s.session_deadline_s),
+            DueKind(notes.runs, note_lease, notes.runnable, ctx.queue.enqueue_note, NOTE_SUBJECTS, s.note_deadline_s)]
 
 
 def requeue_due(ctx: RunContext, report: SweepReport) -> None:
@@ -199,27 +206,31 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
     due = store.claim_due(DUE_BATCH, s.stall_s)
     if not due:
         return
-    outstanding = kind.outstanding(due)
+    outstanding = kind.outstanding([c.subject_id for c in due])
     with db_session(ctx.repo.url) as db:
         # Seconds since each row's last write: for a dead run, since it was counted (recovery latency).
         quiet: dict[uuid.UUID, float] = {row[0]: float(row[1]) for row in db.execute(text(
             "SELECT subject_id, extract(epoch FROM now() - updated_at) FROM durable_runs "
-            "WHERE kind = :kind AND subject_id = ANY(:ids) AND runs > 0"), {"kind": store.kind, "ids": due})}
-    for sid in due:
+            "WHERE kind = :kind AND subject_id = ANY(:ids) AND runs > 0"),
+            {"kind": store.kind, "ids": [c.subject_id for c in due]})}
+    # Every write below is conditional on the row as claimed: a run counted meanwhile, or an admin
+    # retry, keeps the due time it wrote.
+    for claim in due:
+        sid = claim.subject_id
         pttl = int(ctx.redis.pttl(kind.lease_key(sid)))
         if pttl > 0:
             # Someone holds the lease: if its holder is dead, it expires in pttl ms — look then.
-            store.set_due(sid, pttl / 1000 + 0.05)
+            store.set_due(claim, pttl / 1000 + 0.05)
             report.rechecks += 1
             continue
         if sid not in outstanding:
-            store.set_due(sid, None)
+            store.set_due(claim, None)
             continue
         try:
             kind.enqueue(sid)
         except Exception:
             # The broker is down: look again next tick, not a whole stall window later.
-            store.set_due(sid, s.sweep_tick_s)
+            store.set_due(claim, s.sweep_tick_s)
             raise
         metrics.sweep_requeued.inc()
         if sid in quiet:  # a run was counted and nobody holds it now: its run died (or its message was lost)
@@ -229,22 +240,12 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
 
 
 def mark_stalled_due(ctx: RunContext, report: SweepReport) -> None:
-    """Sessions with work outstanding, no due time and no write for ``stall_s`` (database clock) → due now."""
-    with db_session(ctx.repo.url) as db:
-        stalled = list(db.execute(
-            text("""
-                SELECT s.id FROM sessions s
-                LEFT JOIN durable_runs r ON r.kind = 'capture' AND r.subject_id = s.id
-                WHERE s.status IN ('queued', 'recognizing', 'checkpointed', 'publishing')
-                  AND s.updated_at < now() - make_interval(secs => :stall)
-                  AND r.due_at IS NULL
-                LIMIT :limit
-            """),
-            {"stall": ctx.settings.stall_s, "limit": DUE_BATCH},
-        ).scalars())
-        for sid in stalled:
-            ctx.repo.runs.ensure(db, sid, ctx.settings.session_deadline_s, 0.0)
-    report.stalled.extend(stalled)
+    """Subjects of every kind with work outstanding, no due time and no write for ``stall_s`` (database
+    clock) → due now."""
+    for kind in due_kinds(ctx):
+        with db_session(ctx.repo.url) as db:
+            report.stalled.extend(kind.store.mark_stalled(db, kind.subjects.live_sql(), ctx.settings.stall_s,
+                                                          kind.deadline_s, DUE_BATCH))
 
 
 def _outbox(ctx: RunContext, report: SweepReport) -> None:

@@ -10,7 +10,12 @@ Gauges (each scrape is four small queries and three Redis reads):
 - ``verbatim_queue_depth{queue}`` — ``capture`` (Celery list), ``notes`` (if the note kind's queue exists),
   ``outbox`` (pending deletes and webhooks), ``reliability_dlq`` (dead-lettered analysis events);
 - ``verbatim_runs_due_overdue`` — non-parked runs past their due time (the sweep is behind or not running);
-- ``verbatim_sweep_last_tick_age_seconds`` — since the sweep process's last finished tick (database clock).
+- ``verbatim_sweep_last_tick_age_seconds`` — since the sweep process's last finished tick (database clock);
+- ``verbatim_runs{kind,state}`` — subjects of every kind of run by their run's one state
+  (``verbatim.durable.subjects``: running, parked, due, overdue, blocked, cancelled — the same
+  expression the API and ``verbatim sessions show`` use);
+- ``verbatim_runs_unwatched{kind}`` — subjects with work outstanding and no due time: nobody looks at
+  them until the stall net does (it should stay 0; above 0 for longer than ``stall_s`` is a bug).
 
 Why our own code: a custom collector is prometheus-client's documented way to export a value
 read at scrape time; the queries are ours.
@@ -28,6 +33,9 @@ from sqlalchemy import text
 
 from verbatim import keys
 from verbatim.db.engine import db_session
+from verbatim.durable.subjects import Subjects
+from verbatim.notes.states import NOTE_SUBJECTS
+from verbatim.states import CAPTURE_SUBJECTS
 
 log = structlog.get_logger("verbatim.ops")
 
@@ -38,10 +46,12 @@ DLQ_STREAM = "reliability:events:dlq"
 class OpsCollector(Collector):
     """Scrape-time gauges over one database and one Redis (see the module docstring)."""
 
-    def __init__(self, database_url: str, client: redis.Redis, dlq_stream: str = DLQ_STREAM):
+    def __init__(self, database_url: str, client: redis.Redis, dlq_stream: str = DLQ_STREAM,
+                 subjects: tuple[Subjects, ...] = (CAPTURE_SUBJECTS, NOTE_SUBJECTS)):
         self.url = database_url
         self.redis = client
         self.dlq = dlq_stream
+        self.subjects = subjects
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         depth = GaugeMetricFamily("verbatim_queue_depth", "Work waiting, by queue", labels=["queue"])
@@ -76,6 +86,8 @@ class OpsCollector(Collector):
             last_tick = db.execute(text(
                 "SELECT extract(epoch FROM now() - max(next_at)) FROM sweep_schedule WHERE name = 'tick'"
             )).scalar_one_or_none()
+            census = {k.kind: k.census(db) for k in self.subjects}
+            unwatched = {k.kind: k.unwatched(db) for k in self.subjects}
         sessions = GaugeMetricFamily("verbatim_sessions", "Sessions by status", labels=["status"])
         for status, n in by_status:
             sessions.add_metric([status], n)
@@ -89,6 +101,16 @@ class OpsCollector(Collector):
         depth.add_metric(["outbox"], outbox)
         yield GaugeMetricFamily("verbatim_runs_due_overdue", "Runs more than 60 s past their due time",
                                 value=overdue)
+        runs = GaugeMetricFamily("verbatim_runs", "Subjects by their run's state", labels=["kind", "state"])
+        for kind, counts in census.items():
+            for phase, n in counts.items():
+                runs.add_metric([kind, phase.value], n)
+        yield runs
+        lost = GaugeMetricFamily("verbatim_runs_unwatched", "Subjects with work outstanding and no due time",
+                                 labels=["kind"])
+        for kind, n in unwatched.items():
+            lost.add_metric([kind], n)
+        yield lost
         if last_tick is not None:
             yield GaugeMetricFamily("verbatim_sweep_last_tick_age_seconds", "Since the last finished sweep tick (s)",
                                     value=float(last_tick))
