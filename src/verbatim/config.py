@@ -203,6 +203,14 @@ class Settings(BaseSettings):
         60.0, gt=0, description="How often the periodic sweeps run (stranded vendor jobs, orphan audio)"
     )
     outbox_backoff_max_s: float = Field(60.0, gt=0, description="Longest wait between two attempts of an outbox item")
+    outage_backoff_max_s: float = Field(
+        10.0, gt=0,
+        description="PostgreSQL or Redis unreachable: longest wait between two tries of a process's loop",
+    )
+    outage_refund_budget_s: float = Field(
+        300.0, ge=0,
+        description="A run cut off by our own outage keeps its lease and tries to give its run back for this long",
+    )
     vendor_job_max_age_s: float = Field(6 * 3600.0, gt=0, description="Unreferenced vendor jobs older → deleted")
     orphan_audio_grace_s: float = Field(3600.0, gt=0, description="Audio with no live session older → deleted")
 

@@ -38,6 +38,9 @@ def celery_app(broker_url: str) -> Celery:
         worker_prefetch_multiplier=1,
         task_default_queue=keys.CAPTURE_QUEUE,
         broker_connection_retry_on_startup=True,
+        # A Redis outage of any length is waited out (kombu's backoff), never a worker exit.
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,
         broker_transport_options={"visibility_timeout": 3 * 3600},
         worker_hijack_root_logger=False,
         worker_send_task_events=False,

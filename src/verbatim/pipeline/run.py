@@ -142,8 +142,11 @@ def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
         max_runs=s.max_runs, deadline_s=s.session_deadline_s, lease_ttl_s=s.lease_ttl_s, heartbeat_s=s.heartbeat_s,
         retry_later_s=s.retry_later_s, teardown_budget_s=s.teardown_budget_s,
         teardown_attempt_timeout_s=s.teardown_attempt_timeout_s, park_s=s.recognizer_park_s,
+        outage_refund_budget_s=s.outage_refund_budget_s, outage_backoff_max_s=s.outage_backoff_max_s,
     )
-    return DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease, holder=s.worker_name)
+    runs = DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease, holder=s.worker_name)
+    runs.cancelled = lambda: ctx.cancel.cancelled
+    return runs
 
 
 def run_capture(ctx: RunContext, session_id: uuid.UUID) -> Outcome:

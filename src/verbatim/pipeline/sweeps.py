@@ -44,6 +44,7 @@ from sqlalchemy import select, text
 from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
+from verbatim.durable.outage import Backoff, backend_of
 from verbatim.durable.store import RunStore
 from verbatim.notes.retention import expire_signed_notes
 from verbatim.pipeline.context import RunContext
@@ -75,7 +76,9 @@ class SweepReport:
     uploads_expired: int = 0
     analysis_reemitted: int = 0
     transcripts_expired: int = 0
+    still_queued: int = 0  #: due subjects whose queue message is still waiting (not sent again)
     steps: dict[str, str] = field(default_factory=dict)
+    outage: tuple[str, BaseException] | None = None  #: the first backend a step could not reach, and why
 
     @property
     def errors(self) -> list[str]:
@@ -92,10 +95,9 @@ def tick(ctx: RunContext) -> SweepReport:
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
                      ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts),
                      ("note_retention", expire_signed_notes)):
-        if _claim_period(ctx, name):
-            _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
-        else:
-            report.steps[name] = "not_due"
+        # Claiming the period reads the database too: inside the step's guard, so an outage is
+        # one failed step (retried next tick), never an exception out of the sweep process.
+        _step(report, name, lambda name=name, fn=fn: _periodic(ctx, report, name, fn))  # type: ignore[misc]
     if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
             or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors
             or report.transcripts_expired):
@@ -110,12 +112,24 @@ def tick(ctx: RunContext) -> SweepReport:
 
 def _step(report: SweepReport, name: str, fn: Callable[[], object]) -> None:
     try:
-        fn()
-        report.steps[name] = "done"
+        report.steps[name] = "not_due" if fn() is NOT_DUE else "done"
     except Exception as exc:  # noqa: BLE001 - one failing sweep must not stop the others
         report.steps[name] = "error"
+        backend = backend_of(exc)
+        if backend is not None and report.outage is None:
+            report.outage = (backend, exc)
         metrics.sweep_errors.labels(sweep=name).inc()
         log.warning("sweep_failed", sweep=name, error=f"{type(exc).__name__}: {exc}"[:300])
+
+
+NOT_DUE = object()  #: what a periodic step returns when its period already ran
+
+
+def _periodic(ctx: RunContext, report: SweepReport, name: str,
+              fn: Callable[[RunContext, SweepReport], object]) -> object:
+    if not _claim_period(ctx, name):
+        return NOT_DUE
+    return fn(ctx, report)
 
 
 def _claim_period(ctx: RunContext, name: str) -> bool:
@@ -148,10 +162,22 @@ def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     """
     period = ctx.settings.sweep_tick_s
     log.info("sweeper_started", tick_s=period, interval_s=ctx.settings.sweep_interval_s)
+    backoff = Backoff("sweeper", base_s=period, max_s=max(period, ctx.settings.outage_backoff_max_s))
     next_at = time.monotonic()
     while not stop.is_set():
-        tick(ctx)
-        _mark_tick(ctx)
+        try:
+            report = tick(ctx)
+            _mark_tick(ctx)
+        except Exception as exc:  # noqa: BLE001 - no fault ends the sweep process; the next tick tries again
+            log.error("sweep_tick_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            report = SweepReport(outage=(backend_of(exc) or "unknown", exc))
+        if report.outage is not None:
+            # Our own server is down: every step would fail the same way. Wait longer each time
+            # (up to outage_backoff_max_s), so a long outage is not hammered, then tick again.
+            stop.wait(backoff.failed(*report.outage))
+            next_at = time.monotonic()
+            continue
+        backoff.ok()
         next_at += period
         late = time.monotonic() - next_at
         if late > 0:
