@@ -20,7 +20,14 @@ from verbatim import keys
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
-from verbatim.errors import AudioRejected, RecognizerAuth, RecognizerJobLost, RecognizerTransient
+from verbatim.errors import (
+    AudioRejected,
+    KeyMissing,
+    RecognizerAuth,
+    RecognizerJobLost,
+    RecognizerTransient,
+    SealedDataError,
+)
 from verbatim.leases import Lease
 from verbatim.pipeline.checkpoint import checkpoint
 from verbatim.pipeline.context import RunContext
@@ -85,6 +92,14 @@ class CaptureRun:
             ctx.repo.fail(sid, ticket.fence, ticket.run, exc.failure_code, str(exc), blocked=True)
             ctx.repo.runs.refund(sid, ticket.fence, None)
             return Outcome.BLOCKED
+        except SealedDataError as exc:
+            # Our own recording we cannot open (a key this process lacks, a damaged file): our
+            # fault, so block with the audio kept — no run spent, nothing deleted — until an admin
+            # retries once the key is imported (encryption_key_missing) or the disk is fixed.
+            log.error("sealed_audio_unreadable", failure_code=exc.failure_code)
+            ctx.repo.fail(sid, ticket.fence, ticket.run, exc.failure_code, _sealed_detail(exc), blocked=True)
+            ctx.repo.runs.refund(sid, ticket.fence, None)
+            return Outcome.BLOCKED
         except (AudioRejected, RecognizerJobLost) as exc:
             self.give_up(ticket, exc.failure_code, str(exc))
             return Outcome.FAILED
@@ -114,6 +129,14 @@ class CaptureRun:
             emit_requested(self.ctx.redis, sid, None, database_url=self.ctx.repo.url)
         if outcome in (Outcome.READY, Outcome.FAILED, Outcome.INTERRUPTED, Outcome.BLOCKED):
             self.ctx.cleanup.now(sid)
+
+
+def _sealed_detail(exc: SealedDataError) -> str:
+    """What the therapist's and the admin's views say, and what to do (no path, no key, no patient data)."""
+    if isinstance(exc, KeyMissing):
+        return ("the recording is sealed with an encryption key this worker does not hold; import the key "
+                "(`verbatim keys import`) or give every process the current key ring, then retry the session")
+    return "the stored recording could not be opened (damaged or cut short); it is kept for an admin to inspect"
 
 
 def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease, job_id: str,

@@ -36,6 +36,7 @@ from verbatim.errors import (
     RecognizerError,
     RecognizerJobLost,
     RecognizerTransient,
+    SealedDataError,
 )
 from verbatim.retry import RetryPolicy
 from verbatim.sealed import KeyRing, open_plain
@@ -127,7 +128,8 @@ class Recognizer:
 
         Not retried here (a submit that timed out may still have created a job): raises
         RecognizerTransient, and the caller looks for the job by its tag before trying again.
-        Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429).
+        Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429), and
+        SealedDataError (KeyMissing: a key id the ring lacks) when our recording cannot be read.
         ``notify``: ask for Speechmatics' ``notification_config`` (a POST to ``notify.url`` with the
         job id and status as query parameters and the secret in ``CALLBACK_SECRET_HEADER``).
         """
@@ -234,6 +236,11 @@ class Recognizer:
         try:
             return fn()
         except Exception as exc:  # noqa: BLE001 - every client error is mapped below
+            sealed = _sealed_cause(exc)
+            if sealed is not None:
+                # Our recording could not be read while it streamed (a key we lack, a damaged
+                # file): our fault, not the vendor's — never a transient to retry, never "rejected".
+                raise sealed from None
             raise self._map(exc, on_4xx) from exc
 
     def _map(self, exc: Exception, on_4xx: type[RecognizerError]) -> RecognizerError:
@@ -267,6 +274,18 @@ def job_state(value: str) -> JobState:
         return JobState(value)
     except ValueError:
         raise RecognizerTransient(f"recognizer answered an unknown job status {value!r}") from None
+
+
+def _sealed_cause(exc: BaseException) -> SealedDataError | None:
+    """The SealedDataError behind a client exception (the upload reads the file lazily, inside the client)."""
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            return None
+        if isinstance(seen, SealedDataError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _transport_error(exc: BaseException) -> sm.TransportError | None:

@@ -1,0 +1,109 @@
+"""Our own faults are ours (issue 27): a key we lack, the vendor's job lost with our audio still
+here, a vendor list longer than one page, re-queues of sessions still waiting in the queue.
+
+In-process capture runs against real PostgreSQL, Redis and the local recognizer (the real
+Speechmatics client)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from tests.conftest import SAMPLES, AsrServer, make_settings
+from tests.factories import new_session, view
+from verbatim.admin import retry_session
+from verbatim.db.engine import db_session
+from verbatim.db.models import OutboxItem, Session
+from verbatim.pipeline.context import RunContext
+from verbatim.pipeline.run import Outcome, run_capture
+from verbatim.runtime import build_context
+from verbatim.sealed.ring import create_ring_file, export_ring, import_keys
+from verbatim.telemetry.ops import OpsCollector
+
+JFK = SAMPLES / "jfk.wav"
+
+
+@pytest.fixture
+def ctx(settings) -> Iterator[RunContext]:  # type: ignore[no-untyped-def]
+    context = build_context(settings)
+    yield context
+    context.recognizer.close()
+
+
+def pending_file_deletes(url: str, sid: uuid.UUID) -> int:
+    with db_session(url) as db:
+        return len(db.execute(select(OutboxItem.id).where(
+            OutboxItem.session_id == sid, OutboxItem.kind == "file", OutboxItem.done_at.is_(None))).all())
+
+
+def blocked_gauge(ctx: RunContext) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for family in OpsCollector(ctx.repo.url, ctx.redis).collect():
+        if family.name == "verbatim_sessions_blocked":
+            found.update({s.labels["code"]: s.value for s in family.samples})
+    return found
+
+
+# --- 5. A key we lack blocks the session with its audio kept ----------------------------------------
+def test_a_key_the_worker_lacks_blocks_the_session_and_an_admin_retry_resumes(
+        database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+    uploaded_ring = data_dir / "api-keys" / "ring.json"
+    worker_ring = data_dir / "worker-keys" / "ring.json"
+    for ring in (uploaded_ring, worker_ring):
+        ring.parent.mkdir()
+        create_ring_file(ring)
+    # The API sealed the upload under a key the worker's ring does not hold (a rotation the
+    # worker has not seen, a key not yet imported).
+    api_settings = make_settings(database_url, redis_url, asr, data_dir, key_file=uploaded_ring)
+    worker_settings = make_settings(database_url, redis_url, asr, data_dir, key_file=worker_ring)
+    sid = new_session(api_settings, JFK)
+    audio = Path(str(view(build_context(api_settings).repo, sid).audio_path))
+    ctx = build_context(worker_settings)
+    try:
+        outcome = run_capture(ctx, sid)
+        row = view(ctx.repo, sid)
+        assert outcome is Outcome.BLOCKED, outcome
+        assert (row.status, row.failure_code) == ("blocked", "encryption_key_missing")
+        assert row.runs == 0, "our own key fault spent a run"
+        assert audio.exists() and row.audio_path == str(audio), "the only copy must be kept"
+        assert pending_file_deletes(ctx.repo.url, sid) == 0
+        assert row.due_at is None  # nothing to look at until an admin retries
+        assert asr.submissions().get(str(sid), 0) == 0  # nothing reached the vendor half-sent
+        assert blocked_gauge(ctx) == {"encryption_key_missing": 1}  # alert VerbatimSessionBlocked
+
+        # The fix: the worker's ring gets the key (its file changes; the running process follows it).
+        import_keys(worker_ring, export_ring(uploaded_ring))
+        retry_session(worker_settings, sid)
+        assert run_capture(ctx, sid) is Outcome.READY
+        done = view(ctx.repo, sid)
+        assert (done.status, done.runs, done.failure_code) == ("ready", 1, None)
+        assert blocked_gauge(ctx) == {}
+    finally:
+        ctx.recognizer.close()
+
+
+def test_a_sealed_recording_cut_short_blocks_and_is_never_deleted(ctx: RunContext, asr: AsrServer) -> None:
+    sid = new_session(ctx.settings, JFK)
+    path = Path(str(view(ctx.repo, sid).audio_path))
+    with open(path, "r+b") as fh:  # a damaged disk: the file ends mid-segment
+        fh.truncate(path.stat().st_size - 100)
+    size = path.stat().st_size
+    assert run_capture(ctx, sid) is Outcome.BLOCKED
+    row = view(ctx.repo, sid)
+    assert (row.status, row.failure_code, row.runs) == ("blocked", "sealed_audio_unreadable", 0)
+    assert path.stat().st_size == size and pending_file_deletes(ctx.repo.url, sid) == 0
+    with db_session(ctx.repo.url) as db:
+        detail = db.execute(select(Session.failure_detail).where(Session.id == sid)).scalar_one()
+    assert str(path) not in (detail or "")
+
+
+def _wait(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
