@@ -107,3 +107,38 @@ def _wait(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-un
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.1)
+
+
+# --- 13. A session still waiting in the queue is not sent again -------------------------------------
+def test_sessions_waiting_behind_busy_workers_are_not_sent_again(
+        database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+    from verbatim.pipeline.sweeps import SweepReport, requeue_due
+
+    settings = make_settings(database_url, redis_url, asr, data_dir, stall_s=1.0)
+    ctx = build_context(settings)
+    try:
+        ids = [new_session(settings, JFK) for _ in range(6)]  # due after stall_s, as after an upload
+        for sid in ids:
+            ctx.queue.enqueue(sid)  # the upload's message; no worker takes it (all busy)
+        assert ctx.redis.llen("capture") == 6
+        looked = SweepReport()
+
+        def sweep_once() -> None:
+            report = SweepReport()
+            requeue_due(ctx, report)
+            looked.requeued.extend(report.requeued)
+            looked.still_queued += report.still_queued
+
+        # Each session comes due at least twice (stall_s apart) while its message still waits.
+        _wait(lambda: (sweep_once(), looked.still_queued >= 12 or len(looked.requeued) >= 6)[1], 120,
+              "two looks at every waiting session")
+        assert looked.requeued == [], "a session whose message is still waiting was sent again"
+        assert ctx.redis.llen("capture") == 6
+
+        # The messages lost (a Redis flush): now each is sent again, once.
+        ctx.redis.delete("capture")
+        _wait(lambda: (sweep_once(), len(set(looked.requeued)) == 6)[1], 120, "every session sent again")
+        assert sorted(looked.requeued) == sorted(ids)
+        assert ctx.redis.llen("capture") == 6
+    finally:
+        ctx.recognizer.close()

@@ -5,8 +5,11 @@ logged and counted, and the rest still run):
 
 (a) due runs, of every kind (capture runs, note runs): ``durable_runs.due_at`` has passed
     (database clock). Lease still held → due again at its expiry (the recheck at lease expiry);
-    work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
-    cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
+    work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost) —
+    unless its message is still waiting in the queue (``queue.waiting``: then it cannot have been lost,
+    and it is looked at again ``stall_s`` later), so the queue holds about one message per waiting
+    subject however long workers stay busy; nothing left → cleared. Recovery from a killed run is
+    bounded by the lease TTL plus one tick.
 (a') parked sessions (``verbatim.pipeline.parked``): their look-up time has passed — the vendor
     is asked about all of them in one list call; the done ones are enqueued. ``claim_due`` in
     (a) never claims a parked row, so a parked session is never mistaken for a dead run.
@@ -50,6 +53,7 @@ from verbatim.notes.retention import expire_signed_notes
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
+from verbatim.queue import waiting
 from verbatim.resumable import ResumableUploads
 from verbatim.states import ACTIVE
 from verbatim.telemetry import metrics
@@ -231,6 +235,10 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
         quiet: dict[uuid.UUID, float] = {row[0]: float(row[1]) for row in db.execute(text(
             "SELECT subject_id, extract(epoch FROM now() - updated_at) FROM durable_runs "
             "WHERE kind = :kind AND subject_id = ANY(:ids) AND runs > 0"), {"kind": store.kind, "ids": due})}
+    # A subject whose message still waits in the queue (busy workers) is not sent again: its
+    # message cannot have been lost, and every duplicate would make the next waiting session wait
+    # longer. claim_due pushed its due time stall_s ahead: it is looked at again then.
+    queued = waiting(ctx.redis, [sid for sid in due if sid in outstanding])
     for sid in due:
         pttl = int(ctx.redis.pttl(kind.lease_key(sid)))
         if pttl > 0:
@@ -240,6 +248,9 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
             continue
         if sid not in outstanding:
             store.set_due(sid, None)
+            continue
+        if sid in queued:
+            report.still_queued += 1
             continue
         try:
             kind.enqueue(sid)
