@@ -142,3 +142,31 @@ def test_sessions_waiting_behind_busy_workers_are_not_sent_again(
         assert ctx.redis.llen("capture") == 6
     finally:
         ctx.recognizer.close()
+
+
+# --- 7. The vendor's list is read to its end -----------------------------------------------------
+def test_adoption_and_the_tagged_delete_see_jobs_past_the_first_page(ctx: RunContext, asr: AsrServer) -> None:
+    from verbatim.durable import outbox
+
+    asr.fault("hold", hold=True)  # the jobs stay listed, and the recognizer does no work
+    others: list[str] = []
+    try:
+        sid = new_session(ctx.settings, JFK)
+        oldest = ctx.recognizer.submit(Path(str(view(ctx.repo, sid).audio_path)), sid)  # then the run was cut off
+        others = [ctx.recognizer.submit(JFK, uuid.uuid4()) for _ in range(4)]
+        asr.fault("page_max", jobs=2)  # the vendor answers two jobs per page, whatever we ask for
+        listed = {j.job_id for j in ctx.recognizer.list_jobs()}
+        assert {oldest, *others} <= listed
+        assert ctx.recognizer.find_session_job(sid) == oldest  # adopted, not submitted a second time
+        with db_session(ctx.repo.url) as db:
+            outbox.add(db, outbox.VENDOR_DELETE_TAGGED, {"reason": "withdrawn"}, sid)
+        ctx.cleanup.now(sid)
+        assert ctx.cleanup.outbox.pending(sid) == 0
+        asr.fault("page_max", jobs=0)
+        remaining = {str(j["id"]) for j in asr.jobs()}
+        assert oldest not in remaining, "the tagged delete was marked done with the session's job still listed"
+        assert set(others) <= remaining  # only the session's own jobs go
+    finally:
+        asr.fault("reset")
+        for job in others:
+            ctx.recognizer.delete(job)
