@@ -204,7 +204,8 @@ class Recognizer:
             fresh = [j for j in page if j.id not in found]
             for job in fresh:
                 found[job.id] = _vendor_job(job)
-            oldest = min((found[j.id].created_at for j in fresh if found[j.id].created_at), default=None)
+            times = [t for t in (found[j.id].created_at for j in fresh) if t is not None]
+            oldest = min(times, default=None)
             # Not "a short page is the last": a vendor may cap pages below what we ask for.
             if not fresh or oldest is None:
                 break
