@@ -170,3 +170,41 @@ def test_adoption_and_the_tagged_delete_see_jobs_past_the_first_page(ctx: RunCon
         asr.fault("reset")
         for job in others:
             ctx.recognizer.delete(job)
+
+
+# --- 6. Vendor job lost, our audio still here: one fenced write ------------------------------------
+def test_a_lost_vendor_job_resumes_from_our_audio_even_if_the_resubmit_is_cut_off(
+        database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+    from sqlalchemy import update
+
+    from verbatim.durable import outbox
+
+    # A short vendor budget: the resubmission below gives up (refunded) within seconds.
+    settings = make_settings(database_url, redis_url, asr, data_dir, recognizer_retry_budget_s=2.0)
+    ctx = build_context(settings)
+    try:
+        sid = new_session(settings, JFK)
+        audio = str(view(ctx.repo, sid).audio_path)
+        # As after the job id was saved and the immediate delete of our audio failed (backing off):
+        # the vendor's job is what the session points at, and our audio's delete is pending.
+        with db_session(ctx.repo.url) as db:
+            db.execute(update(Session).where(Session.id == sid).values(
+                status="recognizing", vendor_job_id="job-lost-by-the-vendor", audio_path=None))
+            outbox.add(db, outbox.FILE_DELETE, {"path": audio, "reason": "submitted"}, sid)
+            db.execute(update(OutboxItem).where(OutboxItem.session_id == sid)
+                       .values(next_attempt_at=OutboxItem.created_at))
+        asr.fault("fail", kind="submit", mode="503", count=1000)  # the resubmission is cut off
+        assert run_capture(ctx, sid) is Outcome.RETRY_LATER
+        row = view(ctx.repo, sid)
+        assert (row.status, row.vendor_job_id, row.audio_path) == ("recognizing", None, audio)
+        ctx.cleanup.deliver()  # the sweep process's outbox pass
+        assert Path(audio).exists(), "the audio the session now depends on was deleted"
+        assert pending_file_deletes(ctx.repo.url, sid) == 0
+
+        asr.fault("reset")
+        assert run_capture(ctx, sid) is Outcome.READY
+        done = view(ctx.repo, sid)
+        assert (done.status, done.runs) == ("ready", 1)
+    finally:
+        asr.fault("reset")
+        ctx.recognizer.close()

@@ -145,12 +145,12 @@ def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease
         return checkpoint(ctx, ticket, lease, job_id, park_after_s)
     except RecognizerJobLost:
         # The vendor's copy is gone; if ours still exists it was not the only one: start over.
-        if not ctx.volume.path_for(ticket.subject_id).exists():
+        # One fenced write forgets the job, makes the audio the session's copy again and cancels
+        # its pending delete — a run cut off after it resumes from the audio, never from nothing.
+        audio = str(ctx.volume.path_for(ticket.subject_id))
+        if not ctx.repo.resume_from_audio(ticket.subject_id, ticket.fence, job_id, audio):
             raise
         log.warning("vendor_job_lost_audio_kept", job_id=job_id)
-        ctx.repo.mark_vendor_deleted(job_id, "lost")
-        ctx.repo.clear_vendor_job(ticket.subject_id, ticket.fence)
-        audio = str(ctx.volume.path_for(ticket.subject_id))
         fresh = dataclasses.replace(ticket, state=dataclasses.replace(ticket.state, vendor_job_id=None,
                                                                       audio_path=audio, job_age_s=None))
         new_job = recognize(ctx, fresh, lease)
