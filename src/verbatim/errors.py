@@ -62,6 +62,16 @@ class EmbeddedServerError(VerbatimError):
     """
 
 
+class Overloaded(VerbatimError):
+    """Raised when our own capacity ran out for a request (every probe slot busy, a probe that could
+    not finish in time on a loaded machine): not the caller's fault — the API answers 503 with
+    ``Retry-After: retry_after_s`` and stores nothing."""
+
+    def __init__(self, message: str, *, retry_after_s: float = 5.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 class UploadExpired(VerbatimError):
     """Raised when a resumable (tus) upload is used after its expiry time (``tus_expiry_s`` after creation)."""
 
