@@ -208,3 +208,31 @@ def test_a_lost_vendor_job_resumes_from_our_audio_even_if_the_resubmit_is_cut_of
     finally:
         asr.fault("reset")
         ctx.recognizer.close()
+
+
+# --- 8. The orphan sweep leaves a rotation's copies alone ---------------------------------------------
+def test_the_orphan_sweep_does_not_take_a_rotations_copy_for_an_orphan(
+        database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+    import os
+
+    from verbatim.pipeline.sweeps import SweepReport, delete_orphan_audio
+
+    settings = make_settings(database_url, redis_url, asr, data_dir, orphan_audio_grace_s=60.0)
+    ctx = build_context(settings)
+    try:
+        sid = new_session(settings, JFK)  # a live session's recording, being re-sealed right now
+        audio = Path(str(view(ctx.repo, sid).audio_path))
+        copy = audio.with_name(f".{audio.name}.rekey")
+        copy.write_bytes(audio.read_bytes())
+        hour_ago = audio.stat().st_mtime - 3600
+        os.utime(copy, (hour_ago, hour_ago))  # as the rotation does: the copy keeps its original's age
+        orphan = ctx.volume.audio_dir / f"{uuid.uuid4()}.wav"  # a recording nobody owns, as old
+        orphan.write_bytes(b"x")
+        os.utime(orphan, (hour_ago, hour_ago))
+        report = SweepReport()
+        delete_orphan_audio(ctx, report)
+        assert not orphan.exists() and report.audio_deleted == 1  # the sweep did run
+        assert copy.exists(), "a key rotation's copy in progress was deleted as an orphan"
+        assert audio.exists()
+    finally:
+        ctx.recognizer.close()

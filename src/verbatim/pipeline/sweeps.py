@@ -40,6 +40,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import structlog
 from sqlalchemy import select, text
@@ -55,6 +56,7 @@ from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.queue import waiting
 from verbatim.resumable import ResumableUploads
+from verbatim.sealed.rotate import ROTATION_SUFFIX
 from verbatim.states import ACTIVE
 from verbatim.telemetry import metrics
 
@@ -344,6 +346,21 @@ def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
         report.vendor_deleted.append(job_id)
 
 
+def _rotation_copy_in_use(path: Path, grace_s: float) -> bool:
+    """Whether ``path`` is a key rotation's copy (``.<name>.rekey``) that may still be in use.
+
+    The copy carries its original's mtime (so it is judged by the same age once swapped in), so
+    its age as a copy is its ctime, which the copy's ``utime`` and the exchange set to now. A
+    copy older than the grace by ctime is a killed rotation's leftover: an orphan like any other.
+    """
+    if not path.name.endswith(ROTATION_SUFFIX):
+        return False
+    try:
+        return path.stat().st_ctime >= time.time() - grace_s
+    except FileNotFoundError:
+        return True  # gone already: nothing to delete
+
+
 def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     """Delete recordings with no live session, and partial uploads, past the grace period;
     and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation).
@@ -354,7 +371,7 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     """
     grace = ctx.settings.orphan_audio_grace_s
     volume = ctx.volume
-    old_audio = volume.older_than(volume.audio_dir, grace)
+    old_audio = [p for p in volume.older_than(volume.audio_dir, grace) if not _rotation_copy_in_use(p, grace)]
     if old_audio:
         ids = {}
         for path in old_audio:
@@ -370,6 +387,8 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
             if sid not in live and volume.delete_stale(path, grace):
                 report.audio_deleted += 1
     for path in volume.older_than(volume.incoming_dir, grace):
+        if _rotation_copy_in_use(path, grace):
+            continue
         if volume.delete_stale(path, grace):
             report.audio_deleted += 1
     uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)
