@@ -23,7 +23,7 @@ from verbatim.db.engine import db_session, dispose_all
 from verbatim.db.migrate import upgrade
 from verbatim.db.models import SessionEvent
 from verbatim.durable.core import Outcome
-from verbatim.embedded import EmbeddedPostgres, free_port
+from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 from verbatim.pipeline.run import run_capture
 from verbatim.runtime import build_context
 from verbatim.telemetry import metrics
@@ -210,3 +210,24 @@ def _upload(api_url: str, token: str, clip: Path) -> uuid.UUID:
     return uuid.UUID(r.json()["id"])
 
 
+
+
+@pytest.mark.faults
+def test_a_worker_started_during_a_redis_outage_waits_and_then_works(
+        database_url: str, private_redis: EmbeddedRedis, asr: AsrServer, data_dir: Path) -> None:
+    settings = make_settings(database_url, private_redis.url, asr, data_dir, outage_backoff_max_s=1.0)
+    (data_dir / "logs").mkdir()
+    cluster = Cluster(settings, data_dir / "logs")
+    try:
+        private_redis.stop()
+        worker = cluster.worker()
+        cluster.wait_for(lambda: not worker.alive() or log_events(worker, "backend_unavailable") >= 2, 90,
+                         "the worker to report the outage")
+        assert worker.alive(), worker.log.read_text()[-3000:]
+        private_redis.start()
+        cluster.sweeper()
+        sid = new_session(settings, CLIPS[0])  # nobody queued it: the sweep does, the worker runs it
+        assert cluster.wait_status(sid, {"ready", "failed", "blocked"}, 180) == "ready"
+        assert worker.alive()
+    finally:
+        cluster.stop()
