@@ -50,7 +50,7 @@ class Outcome(StrEnum):
     FAILED = "failed"  #: terminal failure recorded (and its clean-up queued in the outbox)
     BLOCKED = "blocked"  #: configuration fault; inputs kept for an admin retry
     INTERRUPTED = "interrupted"  #: too many runs; everything deleted, the owner told
-    RETRY_LATER = "retry_later"  #: transient fault outlasted its budget; run refunded, due again later
+    RETRY_LATER = "retry_later"  #: transient fault outlasted its budget, or our own outage; run refunded, due later
     FAULT = "fault"  #: an unexpected fault; the run stays counted (bounded by max_runs), due again later
     CANCELLED = "cancelled"  #: drain deadline passed; saved state kept, run refunded, re-queued now
     SUPERSEDED = "superseded"  #: lease or fence lost to a newer run (or the subject moved on); wrote nothing more
