@@ -174,23 +174,40 @@ def worker(name: Annotated[str | None, typer.Option(
     s = get_settings()
     s.refuse_default_secrets("worker")
     _, redis_url = _urls()
+    import time
+
+    import redis as redis_lib
+
+    from verbatim.durable.outage import Backoff, backend_of
     from verbatim.runtime import redis_client
     from verbatim.telemetry import metrics
 
     client = redis_client(redis_url)
     held = WorkerIdentity(client, ident, s.worker_lease_ttl_s)
-    try:
-        held.claim()
-    except WorkerNameTaken as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
+    # Started during a Redis outage: wait it out (logged, with the gauge), never exit.
+    backoff = Backoff("worker", base_s=0.5, max_s=s.outage_backoff_max_s)
+    while True:
+        try:
+            held.claim()
+            break
+        except WorkerNameTaken as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from None
+        except redis_lib.RedisError as exc:
+            time.sleep(backoff.failed("redis", exc))
+    backoff.ok()
     # The name is ours, so its previous process is dead: its runs of every kind are due now, not a
     # lease TTL later.
     from verbatim.pipeline.sweeps import due_kinds
     from workers.tasks import context
 
     for kind in due_kinds(context()):
-        for sid in recover(kind.store, client, ident, kind.lease_key):
+        try:
+            recovered = recover(kind.store, client, ident, kind.lease_key)
+        except Exception as exc:  # noqa: BLE001 - an outage: their due times (lease expiry) bring them back
+            backoff.failed(backend_of(exc) or "database", exc)
+            continue
+        for sid in recovered:
             metrics.recoveries.labels(source="restart").inc()
             try:
                 kind.enqueue(sid)

@@ -55,7 +55,15 @@ class Settings(BaseSettings):
     )
 
     # --- probing uploads in a child process --------------------------------------------
-    probe_timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one upload's probe (→ 422)")
+    probe_timeout_s: float = Field(
+        30.0, gt=0, description="Wall-clock limit of one upload's probe, from when it got its slot (→ 503, retry)"
+    )
+    probe_concurrency: int = Field(
+        0, ge=0, description="Probes one API process runs at once (0: one per CPU core); others wait for a slot"
+    )
+    probe_wait_s: float = Field(
+        60.0, gt=0, description="How long an upload waits for a probe slot before 503 with Retry-After"
+    )
     probe_cpu_s: int = Field(20, ge=1, description="CPU-seconds limit of the probe child (RLIMIT_CPU)")
     probe_memory_mib: int = Field(
         512, ge=64, description="Address space the probe child may add to what it starts with (RLIMIT_AS, MiB)"
@@ -203,6 +211,14 @@ class Settings(BaseSettings):
         60.0, gt=0, description="How often the periodic sweeps run (stranded vendor jobs, orphan audio)"
     )
     outbox_backoff_max_s: float = Field(60.0, gt=0, description="Longest wait between two attempts of an outbox item")
+    outage_backoff_max_s: float = Field(
+        10.0, gt=0,
+        description="PostgreSQL or Redis unreachable: longest wait between two tries of a process's loop",
+    )
+    outage_refund_budget_s: float = Field(
+        300.0, ge=0,
+        description="A run cut off by our own outage keeps its lease and tries to give its run back for this long",
+    )
     vendor_job_max_age_s: float = Field(6 * 3600.0, gt=0, description="Unreferenced vendor jobs older → deleted")
     orphan_audio_grace_s: float = Field(3600.0, gt=0, description="Audio with no live session older → deleted")
 

@@ -5,8 +5,15 @@ large C code. `probe_confined` runs `verbatim.audio.probe` in a child forked fro
 forkserver (started once per API process, with PyAV already imported, so each probe forks in
 milliseconds) under three limits from the settings: address space (``probe_memory_mib`` above
 what the child starts with, RLIMIT_AS), CPU time (``probe_cpu_s``, RLIMIT_CPU) and wall clock
-(``probe_timeout_s``, enforced by the parent, which kills the child). A child that dies or hits a
-limit is a refusal (AudioUnreadable), never a crash or a hung request in the API.
+(``probe_timeout_s``, enforced by the parent, which kills the child). A child that dies or hits its
+CPU or memory limit is a refusal (AudioUnreadable), never a crash or a hung request in the API.
+
+Probes are bounded per process (``probe_concurrency`` slots, default one per CPU core): 30 uploads
+at once must not run 30 probes at once, or each gets a thirtieth of the machine and runs out of
+wall clock. An upload waits up to ``probe_wait_s`` for a slot; the wall clock starts once it has
+one. No slot in time, or a probe past its wall clock (the CPU limit, which a hostile file hits,
+is lower), is our overload, not the file's fault: ``Overloaded`` (503 with Retry-After, nothing
+stored) — a phone told "unreadable" may discard the only copy.
 
 Why not a process pool: a pool cannot kill one runaway task without tearing itself down, and a
 pool process reused after parsing a hostile file is not a clean process.
@@ -14,10 +21,12 @@ pool process reused after parsing a hostile file is not a clean process.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
 import resource
+import threading
 from dataclasses import asdict
 from typing import Any
 
@@ -25,20 +34,53 @@ import psutil
 
 from verbatim.audio import AudioInfo, probe
 from verbatim.config import Settings
-from verbatim.errors import AudioTooLong, AudioUnreadable, SealedDataError
+from verbatim.errors import AudioTooLong, AudioUnreadable, Overloaded, SealedDataError
 from verbatim.sealed import KeyRing
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["verbatim.audio"])
 
 
+_slots_lock = threading.Lock()
+_slots: dict[int, threading.BoundedSemaphore] = {}
+
+
+def probe_slots(settings: Settings) -> threading.BoundedSemaphore:
+    """This process's probe slots (``probe_concurrency``, 0 → one per CPU core)."""
+    size = settings.probe_concurrency or os.cpu_count() or 1
+    with _slots_lock:
+        slots = _slots.get(size)
+        if slots is None:
+            slots = _slots[size] = threading.BoundedSemaphore(size)
+        return slots
+
+
 def probe_confined(path: str | os.PathLike[str], ring: KeyRing | None, settings: Settings,
                    max_duration_s: float | None = None) -> AudioInfo:
-    """`verbatim.audio.probe` in a confined child; same result and errors.
+    """`verbatim.audio.probe` in a confined child, once a probe slot is free; same result and errors.
 
-    Raises AudioUnreadable (as probe does, and also when the child runs out of time, CPU or
-    memory, or dies) and AudioTooLong.
+    Raises AudioUnreadable (as probe does, and also when the child runs out of CPU or memory, or
+    dies), AudioTooLong, and Overloaded (503) when no slot freed within ``probe_wait_s`` or the
+    probe ran past its wall clock.
     """
+    slots = probe_slots(settings)
+    if not slots.acquire(timeout=settings.probe_wait_s):
+        raise Overloaded(f"every upload check stayed busy for {settings.probe_wait_s:.0f} s; "
+                         "nothing was stored — send the recording again shortly",
+                         retry_after_s=_retry_after(settings))
+    try:
+        return _probe(path, ring, settings, max_duration_s)
+    finally:
+        slots.release()
+
+
+def _retry_after(settings: Settings) -> float:
+    # About one probe's worth of waiting: long enough for a slot to free, short for a phone.
+    return float(min(30, max(1, math.ceil(settings.probe_timeout_s / 6))))
+
+
+def _probe(path: str | os.PathLike[str], ring: KeyRing | None, settings: Settings,
+           max_duration_s: float | None) -> AudioInfo:
     receive, send = _CONTEXT.Pipe(duplex=False)
     child = _CONTEXT.Process(
         target=_child_main, name="verbatim-probe", daemon=True,
@@ -48,8 +90,11 @@ def probe_confined(path: str | os.PathLike[str], ring: KeyRing | None, settings:
     send.close()
     try:
         if not receive.poll(settings.probe_timeout_s):
-            raise AudioUnreadable(f"the file took longer than {settings.probe_timeout_s:.0f} s to read; "
-                                  "it is not a recording Verbatim can take")
+            # The CPU limit (below the wall clock) ends a hostile file's decode; running out of
+            # wall clock first means the machine is loaded — ours to fix, not the recording's.
+            raise Overloaded(f"checking the recording took longer than {settings.probe_timeout_s:.0f} s on a busy "
+                             "server; nothing was stored — send it again shortly",
+                             retry_after_s=_retry_after(settings))
         answer: tuple[str, Any] = receive.recv()
     except EOFError:
         raise AudioUnreadable("reading the file needed more CPU or memory than any recording does; "

@@ -37,7 +37,20 @@ class AudioTooLong(VerbatimError):
 
 class SealedDataError(VerbatimError):
     """Raised when a sealed (encrypted) file cannot be opened: a tampered or corrupt chunk, a file
-    cut short, or a key id the key ring does not hold. Never silently answered with partial data."""
+    cut short, or a key id the key ring does not hold. Never silently answered with partial data.
+
+    Our own fault (a key or a disk), never the audio's or the vendor's: a capture run that meets
+    one blocks the session with its audio kept (``failure_code``) for an admin retry.
+    """
+
+    failure_code = "sealed_audio_unreadable"
+
+
+class KeyMissing(SealedDataError):
+    """Raised when a sealed file names a key id the key ring does not hold (not yet imported, or a
+    process that has not seen a rotation): the session blocks as ``encryption_key_missing``."""
+
+    failure_code = "encryption_key_missing"
 
 
 class KeyRingError(VerbatimError):
@@ -49,6 +62,16 @@ class EmbeddedServerError(VerbatimError):
 
     (Missing binary, port taken, unusable data directory.)
     """
+
+
+class Overloaded(VerbatimError):
+    """Raised when our own capacity ran out for a request (every probe slot busy, a probe that could
+    not finish in time on a loaded machine): not the caller's fault — the API answers 503 with
+    ``Retry-After: retry_after_s`` and stores nothing."""
+
+    def __init__(self, message: str, *, retry_after_s: float = 5.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class UploadExpired(VerbatimError):

@@ -185,6 +185,10 @@ class LockedUpload:
         self.close()
 
 
+#: how many times ``lock`` follows a data file swapped under it (a key rotation re-sealing it) before answering busy
+LOCK_SWAPS = 5
+
+
 class ResumableUploads:
     """The store of resumable uploads under ``folder``; each expires ``expiry_s`` seconds after creation."""
 
@@ -252,25 +256,30 @@ class ResumableUploads:
         if info is None or info.owner != owner:
             raise NotFound(f"no upload {upload_id[:64]}")
         path = self.data_path(upload_id)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-        except FileNotFoundError as exc:
-            raise NotFound(f"no upload {upload_id}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            os.close(fd)
-            raise UploadBusy(f"upload {upload_id} is in use by another request") from exc
-        locked = LockedUpload(self, info, fd)
-        # The file may have been claimed or deleted between our open and our flock: then the
-        # descriptor points at a file that is no longer this upload's.
-        try:
-            same = os.stat(path).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if not same:
+        for _ in range(LOCK_SWAPS):
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+            except FileNotFoundError as exc:
+                raise NotFound(f"no upload {upload_id}") from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as exc:
+                os.close(fd)
+                raise UploadBusy(f"upload {upload_id} is in use by another request") from exc
+            locked = LockedUpload(self, info, fd)
+            # The file may have been claimed or deleted between our open and our flock: then the
+            # descriptor points at a file that is no longer this upload's. Or a key rotation
+            # swapped a re-sealed copy in (same upload, new inode): then lock that one instead.
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                locked.close()
+                raise NotFound(f"no upload {upload_id}") from None
+            if same:
+                break
             locked.close()
-            raise NotFound(f"no upload {upload_id}")
+        else:
+            raise UploadBusy(f"upload {upload_id} is being re-sealed; try again")
         if info.expired():
             locked.discard()
             locked.close()

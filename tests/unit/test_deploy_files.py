@@ -87,12 +87,20 @@ def test_production_refuses_default_secrets_and_development_allows_them() -> Non
     assert (Settings(mode="production").docs_enabled, Settings(mode="development").docs_enabled) == (False, True)
 
 
-def test_compose_gives_every_process_the_key_ring_as_a_secret() -> None:
+def test_compose_mounts_the_key_ring_folder_so_a_rotation_reaches_running_containers() -> None:
     doc = compose()
-    assert doc["x-verbatim"]["environment"]["VERBATIM_KEY_FILE"] == "/run/secrets/verbatim_keys"
-    assert "verbatim_keys" in doc["secrets"]
-    for name in ("api", "worker-1", "worker-2", "sweeper", "asr-server"):
-        assert "verbatim_keys" in doc["services"][name]["secrets"], name
+    ring = doc["x-verbatim"]["environment"]["VERBATIM_KEY_FILE"]
+    folder = ring.rsplit("/", 1)[0]
+    # A rotation renames a new ring.json into place (a new inode): only a folder mount shows it to a
+    # running process; a single-file mount (a compose secret) keeps the old inode until a restart.
+    assert "secrets" not in doc, "the key ring must not be a single-file secret mount"
+    for name in ("api", "worker-1", "worker-2", "sweeper", "analysis-worker", "asr-server", "migrate"):
+        service = doc["services"][name]
+        assert "secrets" not in service, name
+        mounts = [v.rsplit(":", 2) for v in service["volumes"] if isinstance(v, str)]
+        keyring = [m for m in mounts if len(m) == 3 and m[1] == folder]
+        assert len(keyring) == 1 and keyring[0][2] == "ro", (name, service["volumes"])
+        assert not keyring[0][0].endswith(".json"), "mount the folder, not the file"
 
 
 def test_compose_runs_the_processes_as_the_runtime_role_and_migrates_as_the_administrator() -> None:

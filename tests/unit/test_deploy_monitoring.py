@@ -116,6 +116,7 @@ def test_alert_rules_parse_and_name_real_metrics() -> None:
     known = known_metrics()
     alerts = [r for g in rules["groups"] for r in g["rules"]]
     assert {a["alert"] for a in alerts} >= {"VerbatimSessionQueuedTooLong", "VerbatimSweepsNotRunning",
+                                            "VerbatimSessionBlocked", "VerbatimBackendUnavailable",
                                             "VerbatimDeadLettersGrowing", "VerbatimRecoveriesSlow"}
     for a in alerts:
         assert a["expr"] and a["labels"]["severity"] in ("page", "ticket") and a["annotations"]["summary"], a

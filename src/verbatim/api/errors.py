@@ -5,12 +5,21 @@ Domain exceptions are mapped to status codes here, at the edge, and nowhere else
 
 from __future__ import annotations
 
+import math
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from verbatim.errors import AudioUnreadable, IllegalTransition, NoteRequestInvalid, NotFound, RecordUnavailable
+from verbatim.errors import (
+    AudioUnreadable,
+    IllegalTransition,
+    NoteRequestInvalid,
+    NotFound,
+    Overloaded,
+    RecordUnavailable,
+)
 
 
 class ApiError(Exception):
@@ -58,6 +67,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(AudioUnreadable)
     async def unreadable(_: Request, exc: AudioUnreadable) -> JSONResponse:
         return JSONResponse(_body("unreadable_audio", str(exc)), 422)
+
+    @app.exception_handler(Overloaded)
+    async def overloaded(_: Request, exc: Overloaded) -> JSONResponse:
+        return JSONResponse(_body("overloaded", str(exc)), 503,
+                            headers={"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))})
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

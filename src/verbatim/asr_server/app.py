@@ -292,7 +292,8 @@ def create_app(settings: Settings) -> FastAPI:
         if created_after:
             since = parse_iso(created_after)
             jobs = [j for j in jobs if parse_iso(j["created_at"]) > since]
-        return JSONResponse({"jobs": jobs[: max(1, min(limit, 10000))]})
+        cap = faults.page_max if settings.asr_faults and faults.page_max else 10000
+        return JSONResponse({"jobs": jobs[: max(1, min(limit, cap))]})
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -322,6 +323,11 @@ def _fault_routes(app: FastAPI, faults: FaultState, store: JobStore, held: list[
             while held:
                 start(held.pop(0))
         return {"hold": faults.hold}
+
+    @app.post("/_faults/page_max")
+    async def page_max(body: dict[str, Any]) -> dict[str, int | None]:
+        faults.page_max = int(body["jobs"]) if body.get("jobs") else None
+        return {"page_max": faults.page_max}
 
     @app.post("/_faults/delete_on_poll")
     async def delete_on_poll(body: dict[str, Any]) -> dict[str, int]:

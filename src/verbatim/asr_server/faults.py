@@ -35,6 +35,7 @@ class FaultState:
     reject_next: int = 0
     hold: bool = False
     delete_on_poll: int = 0
+    page_max: int | None = None  #: the most jobs one ``GET /v2/jobs`` answers, whatever ``limit`` asks (a SaaS cap)
     last_config: dict[str, Any] = field(default_factory=dict)  #: the config of the last job submitted
     requests: dict[str, int] = field(default_factory=dict)  #: requests seen per kind (status, list…)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -92,3 +93,4 @@ class FaultState:
             self.reject_next = 0
             self.hold = False
             self.delete_on_poll = 0
+            self.page_max = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -222,6 +223,30 @@ class Repo:
             outbox.add(db, outbox.VENDOR_DELETE, {"job_id": job_id, "reason": "checkpointed"}, session_id)
             if audio_path:
                 outbox.add(db, outbox.FILE_DELETE, {"path": audio_path, "reason": "checkpointed"}, session_id)
+
+    def resume_from_audio(self, session_id: uuid.UUID, fence: int, lost_job_id: str, audio_path: str) -> bool:
+        """The vendor lost the job, our audio is still here: make the audio the session's copy again.
+
+        One fenced transaction: forget the lost job (ledger: ``lost``), point the session at
+        ``audio_path`` and cancel its pending delete (queued when the job id was saved). The
+        file's existence is checked after the cancel took the delete's lock, so a delete in
+        flight either finished first (→ False: the vendor's copy was the only one) or never runs.
+        Raises FenceLost / IllegalTransition like every fenced write.
+        """
+        with db_session(self.url) as db:
+            self.runs.hold(db, session_id, fence)
+            outbox.cancel_file_deletes(db, session_id, audio_path, "resubmitted from this recording")
+            if not Path(audio_path).exists():
+                db.rollback()
+                return False
+            self._fenced(session_id, fence, None, db, vendor_job_id=None, audio_path=audio_path)
+            db.execute(
+                update(VendorSubmission)
+                .where(VendorSubmission.vendor_job_id == lost_job_id, VendorSubmission.deleted_at.is_(None))
+                .values(deleted_at=func.now(), delete_reason="lost")
+            )
+        metrics.vendor_jobs_deleted.labels(reason="lost").inc()
+        return True
 
     def clear_vendor_job(self, session_id: uuid.UUID, fence: int) -> None:
         """Forget the vendor job id once the job is deleted (fenced)."""

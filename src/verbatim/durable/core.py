@@ -28,6 +28,7 @@ import structlog
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.db.engine import db_session
+from verbatim.durable.outage import Backoff, backend_of
 from verbatim.durable.store import RunStore, Seen
 from verbatim.durable.teardown import Teardown, TeardownTimeout, budgeted
 from verbatim.errors import IllegalTransition, LeaseLost, NotFound, RunCancelled, RunStopped, VerbatimError
@@ -52,7 +53,7 @@ class Outcome(StrEnum):
     FAILED = "failed"  #: terminal failure recorded (and its clean-up queued in the outbox)
     BLOCKED = "blocked"  #: configuration fault; inputs kept for an admin retry
     INTERRUPTED = "interrupted"  #: too many runs; everything deleted, the owner told
-    RETRY_LATER = "retry_later"  #: transient fault outlasted its budget; run refunded, due again later
+    RETRY_LATER = "retry_later"  #: transient fault outlasted its budget, or our own outage; run refunded, due later
     FAULT = "fault"  #: an unexpected fault; the run stays counted (bounded by max_runs), due again later
     CANCELLED = "cancelled"  #: drain deadline passed; saved state kept, run refunded, re-queued now
     SUPERSEDED = "superseded"  #: lease or fence lost to a newer run (or the subject moved on); wrote nothing more
@@ -115,6 +116,8 @@ class Limits:
     teardown_budget_s: float
     teardown_attempt_timeout_s: float
     park_s: float = 30.0  #: a parked subject's first look-up time (the sweep's poller backs off from there)
+    outage_refund_budget_s: float = 300.0  #: how long a run cut off by our own outage tries to give its run back
+    outage_backoff_max_s: float = 10.0  #: longest wait between two of those tries
 
 
 class DurableRuns(Generic[S]):
@@ -130,6 +133,8 @@ class DurableRuns(Generic[S]):
         self.redis = client
         self.limits = limits
         self.lease_key = lease_key
+        #: returns True once the process is draining past its deadline (the capture run's cancel token)
+        self.cancelled: Callable[[], bool] = lambda: False
 
     def execute(self, subject_id: uuid.UUID) -> Outcome:
         """Run the kind once for ``subject_id``. Order is the design; see the module docstring."""
@@ -231,9 +236,41 @@ class DurableRuns(Generic[S]):
             log.warning("run_moved_on", error=str(exc)[:300])
             return Outcome.SUPERSEDED
         except Exception as exc:  # noqa: BLE001 - no fault escapes a run; the run stays counted (bounded)
+            backend = backend_of(exc)
+            if backend is not None:
+                # Our own server unreachable is not the subject's fault: give the run back, as for
+                # a transient vendor fault (the deadline still bounds the subject).
+                log.warning("run_outage", backend=backend, error=type(exc).__name__)
+                self._refund_through_outage(ticket, backend)
+                return Outcome.RETRY_LATER
             log.error("run_fault", error=f"{type(exc).__name__}: {exc}"[:500],
                       expected=isinstance(exc, VerbatimError))
             return Outcome.FAULT
+
+    def _refund_through_outage(self, ticket: Ticket[S], backend: str) -> bool:
+        """Give the run back (due ``retry_later_s`` later), trying with backoff while the database is down.
+
+        Runs while this run still holds its lease (the heartbeat renews it through a database
+        outage), so no newer run can be counted before the refund lands. Bounded by
+        ``outage_refund_budget_s`` and by the drain; past either the run stays counted
+        (``run_outage_refund_lost``) and the lease-expiry due time brings the subject back.
+        """
+        backoff = Backoff(f"worker:{self.kind.name}", base_s=0.25, max_s=max(0.25, self.limits.outage_backoff_max_s))
+        deadline = time.monotonic() + self.limits.outage_refund_budget_s
+        while True:
+            try:
+                refunded = self.store.refund(ticket.subject_id, ticket.fence, self.limits.retry_later_s)
+            except Exception as exc:  # noqa: BLE001 - retried below, within the budget
+                wait = backoff.failed(backend_of(exc) or backend, exc)
+                if time.monotonic() + wait > deadline or self.cancelled():
+                    log.error("run_outage_refund_lost", error=type(exc).__name__)
+                    return False
+                time.sleep(wait)
+                continue
+            backoff.ok()
+            if refunded:
+                metrics.outage_refunds.labels(kind=self.kind.name, backend=backend).inc()
+            return refunded
 
     def _refund_quietly(self, ticket: Ticket[S]) -> bool:
         try:

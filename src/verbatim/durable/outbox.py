@@ -16,7 +16,8 @@ Delivery is at least once: a webhook carries the item's ``delivery_id`` for dedu
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,23 @@ class DeliveryReport:
 
     done: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
+
+
+def cancel_file_deletes(db: OrmSession, session_id: uuid.UUID, path: str, reason: str) -> int:
+    """Cancel the session's pending deletes of ``path`` in ``db``'s transaction; returns how many.
+
+    Only inside the durable write that makes the file needed again (a resubmission from it). Waits
+    for a delete in flight (its handler holds the row: ``Outbox.still_pending``): the caller must
+    check the file still exists after this call, in the same transaction.
+    """
+    ids = list(db.execute(
+        select(OutboxItem.id).where(OutboxItem.session_id == session_id, OutboxItem.kind == FILE_DELETE,
+                                    OutboxItem.done_at.is_(None), OutboxItem.payload["path"].astext == path)
+        .with_for_update()).scalars())
+    if ids:
+        db.execute(update(OutboxItem).where(OutboxItem.id.in_(ids))
+                   .values(done_at=func.now(), last_error=f"cancelled: {reason}"))
+    return len(ids)
 
 
 def add(db: OrmSession, kind: str, payload: dict[str, Any], session_id: uuid.UUID | None = None) -> None:
@@ -139,6 +157,18 @@ class Outbox:
                 continue
             (report.done if error is None else report.failed).append(item.id)
         return report
+
+    @contextmanager
+    def still_pending(self, item: Pending) -> Iterator[bool]:
+        """Hold the item's row lock while its handler acts; yields False when it was cancelled meanwhile.
+
+        A delete that a later durable write may cancel (``cancel_file_deletes``) runs inside this:
+        the cancel waits for a delete in flight, and a delete never runs after its cancel.
+        """
+        with db_session(self.url) as db:
+            done = db.execute(select(OutboxItem.done_at).where(OutboxItem.id == item.id).with_for_update()
+                              ).one_or_none()
+            yield done is not None and done[0] is None
 
     def pending(self, session_id: uuid.UUID | None = None, kinds: Iterable[str] | None = None) -> int:
         """How many items are not done yet (all, or one session's; optionally only some kinds)."""

@@ -77,7 +77,11 @@ class Cleanup:
         # Only recordings on our volume: an item never names anything else, and never will.
         if path.resolve().parent != self.volume.audio_dir.resolve():
             raise ValueError(f"refusing to delete {path}: not a recording on the audio volume")
-        self.volume.delete(path)
+        # Under the item's lock: a resubmission from this file cancels the delete in its own
+        # fenced write, and must never find the file gone after that write committed.
+        with self.outbox.still_pending(item) as pending:
+            if pending:
+                self.volume.delete(path)
 
     def _redis_delete(self, item: Pending) -> None:
         keys = [str(k) for k in item.payload.get("keys", [])]

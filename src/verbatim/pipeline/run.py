@@ -20,7 +20,14 @@ from verbatim import keys
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
-from verbatim.errors import AudioRejected, RecognizerAuth, RecognizerJobLost, RecognizerTransient
+from verbatim.errors import (
+    AudioRejected,
+    KeyMissing,
+    RecognizerAuth,
+    RecognizerJobLost,
+    RecognizerTransient,
+    SealedDataError,
+)
 from verbatim.leases import Lease
 from verbatim.pipeline.checkpoint import checkpoint
 from verbatim.pipeline.context import RunContext
@@ -88,6 +95,14 @@ class CaptureRun:
             ctx.repo.fail(sid, ticket.fence, ticket.run, exc.failure_code, str(exc), blocked=True)
             ctx.repo.runs.refund(sid, ticket.fence, None)
             return Outcome.BLOCKED
+        except SealedDataError as exc:
+            # Our own recording we cannot open (a key this process lacks, a damaged file): our
+            # fault, so block with the audio kept — no run spent, nothing deleted — until an admin
+            # retries once the key is imported (encryption_key_missing) or the disk is fixed.
+            log.error("sealed_audio_unreadable", failure_code=exc.failure_code)
+            ctx.repo.fail(sid, ticket.fence, ticket.run, exc.failure_code, _sealed_detail(exc), blocked=True)
+            ctx.repo.runs.refund(sid, ticket.fence, None)
+            return Outcome.BLOCKED
         except (AudioRejected, RecognizerJobLost) as exc:
             self.give_up(ticket, exc.failure_code, str(exc))
             return Outcome.FAILED
@@ -119,18 +134,26 @@ class CaptureRun:
             self.ctx.cleanup.now(sid)
 
 
+def _sealed_detail(exc: SealedDataError) -> str:
+    """What the therapist's and the admin's views say, and what to do (no path, no key, no patient data)."""
+    if isinstance(exc, KeyMissing):
+        return ("the recording is sealed with an encryption key this worker does not hold; import the key "
+                "(`verbatim keys import`) or give every process the current key ring, then retry the session")
+    return "the stored recording could not be opened (damaged or cut short); it is kept for an admin to inspect"
+
+
 def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease, job_id: str,
                             park_after_s: float) -> list | None:
     try:
         return checkpoint(ctx, ticket, lease, job_id, park_after_s)
     except RecognizerJobLost:
         # The vendor's copy is gone; if ours still exists it was not the only one: start over.
-        if not ctx.volume.path_for(ticket.subject_id).exists():
+        # One fenced write forgets the job, makes the audio the session's copy again and cancels
+        # its pending delete — a run cut off after it resumes from the audio, never from nothing.
+        audio = str(ctx.volume.path_for(ticket.subject_id))
+        if not ctx.repo.resume_from_audio(ticket.subject_id, ticket.fence, job_id, audio):
             raise
         log.warning("vendor_job_lost_audio_kept", job_id=job_id)
-        ctx.repo.mark_vendor_deleted(job_id, "lost")
-        ctx.repo.clear_vendor_job(ticket.subject_id, ticket.fence)
-        audio = str(ctx.volume.path_for(ticket.subject_id))
         fresh = dataclasses.replace(ticket, state=dataclasses.replace(ticket.state, vendor_job_id=None,
                                                                       audio_path=audio, job_age_s=None))
         new_job = recognize(ctx, fresh, lease)
@@ -145,8 +168,11 @@ def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
         max_runs=s.max_runs, deadline_s=s.session_deadline_s, lease_ttl_s=s.lease_ttl_s, heartbeat_s=s.heartbeat_s,
         retry_later_s=s.retry_later_s, teardown_budget_s=s.teardown_budget_s,
         teardown_attempt_timeout_s=s.teardown_attempt_timeout_s, park_s=s.recognizer_park_s,
+        outage_refund_budget_s=s.outage_refund_budget_s, outage_backoff_max_s=s.outage_backoff_max_s,
     )
-    return DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease, holder=s.worker_name)
+    runs = DurableRuns(CaptureRun(ctx), ctx.repo.runs, ctx.redis, limits, keys.lease, holder=s.worker_name)
+    runs.cancelled = lambda: ctx.cancel.cancelled
+    return runs
 
 
 def run_capture(ctx: RunContext, session_id: uuid.UUID) -> Outcome:

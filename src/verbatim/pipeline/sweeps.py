@@ -5,8 +5,11 @@ logged and counted, and the rest still run):
 
 (a) due runs, of every kind (capture runs, note runs): ``durable_runs.due_at`` has passed
     (database clock). Lease still held → due again at its expiry (the recheck at lease expiry);
-    work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost); nothing left →
-    cleared. Recovery from a killed run is bounded by the lease TTL plus one tick.
+    work outstanding and no lease → enqueued (due again ``stall_s`` later, in case the message is lost) —
+    unless its message is still waiting in the queue (``queue.waiting``: then it cannot have been lost,
+    and it is looked at again ``stall_s`` later), so the queue holds about one message per waiting
+    subject however long workers stay busy; nothing left → cleared. Recovery from a killed run is
+    bounded by the lease TTL plus one tick.
 (a') parked sessions (``verbatim.pipeline.parked``): their look-up time has passed — the vendor
     is asked about all of them in one list call; the done ones are enqueued. ``claim_due`` in
     (a) never claims a parked row, so a parked session is never mistaken for a dead run.
@@ -38,6 +41,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import structlog
 from sqlalchemy import select, text
@@ -45,6 +49,7 @@ from sqlalchemy import select, text
 from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
+from verbatim.durable.outage import Backoff, backend_of
 from verbatim.durable.store import RunStore
 from verbatim.durable.subjects import Subjects
 from verbatim.notes.retention import expire_signed_notes
@@ -52,7 +57,9 @@ from verbatim.notes.states import NOTE_SUBJECTS
 from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
+from verbatim.queue import waiting
 from verbatim.resumable import ResumableUploads
+from verbatim.sealed.rotate import ROTATION_SUFFIX
 from verbatim.states import ACTIVE, CAPTURE_SUBJECTS
 from verbatim.telemetry import metrics
 
@@ -78,7 +85,9 @@ class SweepReport:
     uploads_expired: int = 0
     analysis_reemitted: int = 0
     transcripts_expired: int = 0
+    still_queued: int = 0  #: due subjects whose queue message is still waiting (not sent again)
     steps: dict[str, str] = field(default_factory=dict)
+    outage: tuple[str, BaseException] | None = None  #: the first backend a step could not reach, and why
 
     @property
     def errors(self) -> list[str]:
@@ -95,10 +104,9 @@ def tick(ctx: RunContext) -> SweepReport:
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
                      ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts),
                      ("note_retention", expire_signed_notes)):
-        if _claim_period(ctx, name):
-            _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
-        else:
-            report.steps[name] = "not_due"
+        # Claiming the period reads the database too: inside the step's guard, so an outage is
+        # one failed step (retried next tick), never an exception out of the sweep process.
+        _step(report, name, lambda name=name, fn=fn: _periodic(ctx, report, name, fn))  # type: ignore[misc]
     if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
             or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors
             or report.transcripts_expired):
@@ -113,12 +121,24 @@ def tick(ctx: RunContext) -> SweepReport:
 
 def _step(report: SweepReport, name: str, fn: Callable[[], object]) -> None:
     try:
-        fn()
-        report.steps[name] = "done"
+        report.steps[name] = "not_due" if fn() is NOT_DUE else "done"
     except Exception as exc:  # noqa: BLE001 - one failing sweep must not stop the others
         report.steps[name] = "error"
+        backend = backend_of(exc)
+        if backend is not None and report.outage is None:
+            report.outage = (backend, exc)
         metrics.sweep_errors.labels(sweep=name).inc()
         log.warning("sweep_failed", sweep=name, error=f"{type(exc).__name__}: {exc}"[:300])
+
+
+NOT_DUE = object()  #: what a periodic step returns when its period already ran
+
+
+def _periodic(ctx: RunContext, report: SweepReport, name: str,
+              fn: Callable[[RunContext, SweepReport], object]) -> object:
+    if not _claim_period(ctx, name):
+        return NOT_DUE
+    return fn(ctx, report)
 
 
 def _claim_period(ctx: RunContext, name: str) -> bool:
@@ -151,10 +171,22 @@ def run_forever(ctx: RunContext, stop: threading.Event) -> None:
     """
     period = ctx.settings.sweep_tick_s
     log.info("sweeper_started", tick_s=period, interval_s=ctx.settings.sweep_interval_s)
+    backoff = Backoff("sweeper", base_s=period, max_s=max(period, ctx.settings.outage_backoff_max_s))
     next_at = time.monotonic()
     while not stop.is_set():
-        tick(ctx)
-        _mark_tick(ctx)
+        try:
+            report = tick(ctx)
+            _mark_tick(ctx)
+        except Exception as exc:  # noqa: BLE001 - no fault ends the sweep process; the next tick tries again
+            log.error("sweep_tick_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            report = SweepReport(outage=(backend_of(exc) or "unknown", exc))
+        if report.outage is not None:
+            # Our own server is down: every step would fail the same way. Wait longer each time
+            # (up to outage_backoff_max_s), so a long outage is not hammered, then tick again.
+            stop.wait(backoff.failed(*report.outage))
+            next_at = time.monotonic()
+            continue
+        backoff.ok()
         next_at += period
         late = time.monotonic() - next_at
         if late > 0:
@@ -213,6 +245,10 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
             "SELECT subject_id, extract(epoch FROM now() - updated_at) FROM durable_runs "
             "WHERE kind = :kind AND subject_id = ANY(:ids) AND runs > 0"),
             {"kind": store.kind, "ids": [c.subject_id for c in due]})}
+    # A subject whose message still waits in the queue (busy workers) is not sent again: its
+    # message cannot have been lost, and every duplicate would make the next waiting session wait
+    # longer. claim_due pushed its due time stall_s ahead: it is looked at again then.
+    queued = waiting(ctx.redis, [c.subject_id for c in due if c.subject_id in outstanding])
     # Every write below is conditional on the row as claimed: a run counted meanwhile, or an admin
     # retry, keeps the due time it wrote.
     for claim in due:
@@ -225,6 +261,9 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
             continue
         if sid not in outstanding:
             store.set_due(claim, None)
+            continue
+        if sid in queued:
+            report.still_queued += 1
             continue
         try:
             kind.enqueue(sid)
@@ -308,6 +347,21 @@ def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
         report.vendor_deleted.append(job_id)
 
 
+def _rotation_copy_in_use(path: Path, grace_s: float) -> bool:
+    """Whether ``path`` is a key rotation's copy (``.<name>.rekey``) that may still be in use.
+
+    The copy carries its original's mtime (so it is judged by the same age once swapped in), so
+    its age as a copy is its ctime, which the copy's ``utime`` and the exchange set to now. A
+    copy older than the grace by ctime is a killed rotation's leftover: an orphan like any other.
+    """
+    if not path.name.endswith(ROTATION_SUFFIX):
+        return False
+    try:
+        return path.stat().st_ctime >= time.time() - grace_s
+    except FileNotFoundError:
+        return True  # gone already: nothing to delete
+
+
 def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     """Delete recordings with no live session, and partial uploads, past the grace period;
     and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation).
@@ -318,7 +372,7 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
     """
     grace = ctx.settings.orphan_audio_grace_s
     volume = ctx.volume
-    old_audio = volume.older_than(volume.audio_dir, grace)
+    old_audio = [p for p in volume.older_than(volume.audio_dir, grace) if not _rotation_copy_in_use(p, grace)]
     if old_audio:
         ids = {}
         for path in old_audio:
@@ -334,6 +388,8 @@ def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
             if sid not in live and volume.delete_stale(path, grace):
                 report.audio_deleted += 1
     for path in volume.older_than(volume.incoming_dir, grace):
+        if _rotation_copy_in_use(path, grace):
+            continue
         if volume.delete_stale(path, grace):
             report.audio_deleted += 1
     uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,6 +36,7 @@ from verbatim.errors import (
     RecognizerError,
     RecognizerJobLost,
     RecognizerTransient,
+    SealedDataError,
 )
 from verbatim.retry import RetryPolicy
 from verbatim.sealed import KeyRing, open_plain
@@ -95,8 +96,11 @@ class Recognizer:
         request_timeout_s: float = 30.0,
         retry: RetryPolicy | None = None,
         ring: KeyRing | None = None,
+        list_page_size: int = 100,
     ) -> None:
         self.language = language
+        #: jobs per ``GET /v2/jobs`` page (Speechmatics caps ``limit`` at 100)
+        self.list_page_size = list_page_size
         self.ring = ring  # opens the sealed recordings submit() sends
         self.retry = retry or RetryPolicy(attempts=8, budget_s=120.0)
         conn = sm.ConnectionConfig(connect_timeout=min(10.0, request_timeout_s), operation_timeout=request_timeout_s)
@@ -127,7 +131,8 @@ class Recognizer:
 
         Not retried here (a submit that timed out may still have created a job): raises
         RecognizerTransient, and the caller looks for the job by its tag before trying again.
-        Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429).
+        Raises AudioRejected when the API refuses the audio (4xx other than 401/403/429), and
+        SealedDataError (KeyMissing: a key id the ring lacks) when our recording cannot be read.
         ``notify``: ask for Speechmatics' ``notification_config`` (a POST to ``notify.url`` with the
         job id and status as query parameters and the secret in ``CALLBACK_SECRET_HEADER``).
         """
@@ -179,13 +184,33 @@ class Recognizer:
             return False
         return True
 
-    def list_jobs(self, created_before: datetime | None = None, limit: int = 1000, *,
-                  once: bool = False) -> list[VendorJob]:
-        """Jobs in the vendor's list, optionally only those created before a UTC time (``once``: one attempt)."""
-        before = created_before.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if created_before else None
-        fetch = lambda: self._client.list_jobs(created_before=before, limit=limit)  # noqa: E731
-        jobs = self._call(fetch) if once else self._retrying(fetch)
-        return [_vendor_job(j) for j in jobs]
+    def list_jobs(self, created_before: datetime | None = None, *, once: bool = False,
+                  max_pages: int = 10_000) -> list[VendorJob]:
+        """Every job in the vendor's list, optionally only those created before a UTC time.
+
+        The API answers one page (newest first, at most ``list_page_size`` jobs, or fewer if the
+        vendor caps pages lower); the rest are read page by page, each asking for jobs created
+        before the oldest one seen (plus 1 µs, so jobs that share that timestamp are not skipped;
+        ids seen twice are kept once), until a page brings no job not seen yet. Orphan adoption and
+        the tagged delete must see a session's oldest jobs too. ``once``: one attempt per page
+        (the caller retries later); otherwise each page is retried under the policy.
+        """
+        before = _vendor_time(created_before) if created_before else None
+        size = self.list_page_size
+        found: dict[str, VendorJob] = {}
+        for _ in range(max_pages):
+            fetch = lambda b=before: self._client.list_jobs(created_before=b, limit=size)  # noqa: E731
+            page = self._call(fetch) if once else self._retrying(fetch)
+            fresh = [j for j in page if j.id not in found]
+            for job in fresh:
+                found[job.id] = _vendor_job(job)
+            times = [t for t in (found[j.id].created_at for j in fresh) if t is not None]
+            oldest = min(times, default=None)
+            # Not "a short page is the last": a vendor may cap pages below what we ask for.
+            if not fresh or oldest is None:
+                break
+            before = _vendor_time(oldest + timedelta(microseconds=1))
+        return list(found.values())
 
     def states(self, since: datetime | None, limit: int = 100, max_pages: int = 10) -> dict[str, JobState]:
         """Job id → state for our jobs created after ``since`` (UTC), newest first: the parked-job poller.
@@ -234,6 +259,11 @@ class Recognizer:
         try:
             return fn()
         except Exception as exc:  # noqa: BLE001 - every client error is mapped below
+            sealed = _sealed_cause(exc)
+            if sealed is not None:
+                # Our recording could not be read while it streamed (a key we lack, a damaged
+                # file): our fault, not the vendor's — never a transient to retry, never "rejected".
+                raise sealed from None
             raise self._map(exc, on_4xx) from exc
 
     def _map(self, exc: Exception, on_4xx: type[RecognizerError]) -> RecognizerError:
@@ -267,6 +297,23 @@ def job_state(value: str) -> JobState:
         return JobState(value)
     except ValueError:
         raise RecognizerTransient(f"recognizer answered an unknown job status {value!r}") from None
+
+
+def _vendor_time(when: datetime) -> str:
+    """A UTC time as the batch API's list filters take it (ISO 8601, microseconds, ``Z``)."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _sealed_cause(exc: BaseException) -> SealedDataError | None:
+    """The SealedDataError behind a client exception (the upload reads the file lazily, inside the client)."""
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            return None
+        if isinstance(seen, SealedDataError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _transport_error(exc: BaseException) -> sm.TransportError | None:

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verbatim.errors import KeyRingError, SealedDataError
+from verbatim.errors import KeyMissing, KeyRingError
 
 if TYPE_CHECKING:
     from verbatim.config import Settings
@@ -93,13 +93,13 @@ class KeyRing:
         return ring.current, ring.keys[ring.current]
 
     def key(self, key_id: str) -> bytes:
-        """The key with this id; SealedDataError when the ring does not hold it (a lost or unimported key)."""
+        """The key with this id; KeyMissing (a SealedDataError) when the ring lacks it (lost or not imported)."""
         if key_id in self.keys:
             return self.keys[key_id]
         try:
             return self.latest().keys[key_id]
         except KeyError:
-            raise SealedDataError(f"this file is sealed with key {key_id!r}, which the key ring ({self.source}) "
+            raise KeyMissing(f"this file is sealed with key {key_id!r}, which the key ring ({self.source}) "
                                   "does not hold: import it with `verbatim keys import`") from None
 
     @classmethod

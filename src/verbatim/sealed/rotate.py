@@ -4,7 +4,9 @@ Each file whose segments use an older key is copied, a chunk at a time, into a n
 beside it (``.<name>.rekey``), fsynced, and then *exchanged* with the original in one atomic
 ``renameat2(RENAME_EXCHANGE)``: the original is never deleted before its replacement is durable,
 and a file deleted meanwhile (a recording the recognizer acknowledged) is not brought back —
-the exchange fails when the original is gone, and the copy is dropped. A rotation killed at any
+the exchange fails when the original is gone, and the copy is dropped (the original is read
+through the descriptor the rotation holds, so a delete mid-copy ends nothing but that file's
+turn: the rotation goes on). A rotation killed at any
 point leaves every original readable; the next run removes its leftover ``.rekey`` copies and
 carries on. Old keys stay in the ring (a key in use is never retired): `usage` shows which files
 still need one.
@@ -30,7 +32,8 @@ from verbatim.storage import fsync_dir
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
-_SUFFIX = ".rekey"
+ROTATION_SUFFIX = ".rekey"  #: a rotation's copy: ``.<name>.rekey`` beside its original
+_SUFFIX = ROTATION_SUFFIX
 
 
 @dataclass
@@ -48,8 +51,10 @@ def sealed_files(folders: list[Path]) -> Iterator[Path]:
     for folder in folders:
         if not folder.exists():
             continue
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.name.endswith(_SUFFIX) and is_sealed(path):
+        # os.walk, not rglob: a folder deleted mid-walk (a recognizer job's) is passed over, never an error.
+        found = [Path(root) / name for root, _, names in os.walk(folder) for name in names]
+        for path in sorted(found):
+            if not path.name.endswith(_SUFFIX) and path.is_file() and is_sealed(path):
                 yield path
 
 
@@ -69,12 +74,17 @@ def rotate(folders: list[Path], ring: KeyRing, after_each: Callable[[Path], None
     """
     result = Rotation()
     for folder in folders:
-        if folder.exists():
-            for leftover in folder.rglob(f"*{_SUFFIX}"):
-                leftover.unlink(missing_ok=True)  # its original is intact: see the module docstring
+        for root, _, names in os.walk(folder):
+            for name in names:
+                if name.endswith(_SUFFIX):
+                    # Its original is intact: see the module docstring.
+                    (Path(root) / name).unlink(missing_ok=True)
     for path in sealed_files(folders):
         try:
             keys = _key_ids(path)
+        except FileNotFoundError:
+            result.skipped.append(path)  # deleted since the listing (acknowledged by the recognizer)
+            continue
         except (OSError, SealedDataError) as exc:
             result.unreadable.append((path, str(exc)))
             continue
@@ -111,7 +121,9 @@ def _reseal(path: Path, ring: KeyRing) -> bool:
             if not scan(fh).complete:
                 return False  # an upload whose last PATCH was cut: its next request repairs it first
         stat = os.fstat(fd)
-        seal_file(copy, iter_plain(path, ring), ring)
+        # Read through the descriptor we hold, not the name: a file deleted meanwhile is still
+        # read to the end, and the exchange below then finds the name gone and drops the copy.
+        seal_file(copy, iter_plain(f"/proc/self/fd/{fd}", ring), ring)
         # The orphan sweeps judge a file by its age: the copy keeps the original's.
         os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         if not _exchange(copy, path):

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 lock_acquired = Counter(
     "worker_lock_acquired_total", "Lease/lock acquisition attempts by outcome", ["outcome"]
@@ -33,6 +33,12 @@ outbox_attempts = Counter("outbox_attempts_total", "Outbox delivery attempts, by
                           ["kind", "outcome"])
 sweep_errors = Counter("sweep_errors_total", "Sweeps that raised (each sweep is isolated), by sweep", ["sweep"])
 vendor_jobs_deleted = Counter("vendor_jobs_deleted_total", "Vendor jobs deleted, by reason", ["reason"])
+backend_unavailable = Gauge(
+    "backend_unavailable", "1 while this process cannot reach one of our servers (it retries with backoff)",
+    ["process", "backend"],
+)
+outage_refunds = Counter("outage_refunds_total", "Runs given back because our own server was unreachable mid-run",
+                         ["kind", "backend"])
 
 
 @contextmanager
@@ -48,5 +54,5 @@ def stage(name: str) -> Iterator[None]:
 #: counted only by worker processes: the API's /metrics leaves them out (they would read 0 there forever)
 WORKER_ONLY = frozenset({
     "worker_lock_acquired", "worker_drain_timeout", "session_runs", "runs_ended", "stage_duration_seconds",
-    "teardown_duration_seconds",
+    "teardown_duration_seconds", "outage_refunds",
 })

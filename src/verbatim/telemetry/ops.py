@@ -1,9 +1,11 @@
 """What operations watch, read at scrape time by the sweep process (``verbatim sweeper`` with
 ``VERBATIM_METRICS_PORT``): the system's state from PostgreSQL and Redis, not one process's counters.
 
-Gauges (each scrape is four small queries and three Redis reads):
+Gauges (each scrape is five small queries and three Redis reads):
 
 - ``verbatim_sessions{status}`` — sessions by status;
+- ``verbatim_sessions_blocked{code}`` — blocked sessions (audio kept, an admin retry needed) by failure
+  code, e.g. ``encryption_key_missing`` (alert ``VerbatimSessionBlocked``);
 - ``verbatim_sessions_parked`` — sessions waiting on the recognizer without a worker;
 - ``verbatim_oldest_queued_seconds`` / ``verbatim_oldest_parked_seconds`` — age (since upload) of the
   oldest session still queued / parked (0 when none);
@@ -70,6 +72,9 @@ class OpsCollector(Collector):
     def _database(self, depth: GaugeMetricFamily) -> Iterator[GaugeMetricFamily]:
         with db_session(self.url) as db:
             by_status = db.execute(text("SELECT status, count(*) FROM sessions GROUP BY status")).all()
+            blocked = db.execute(text(
+                "SELECT coalesce(failure_code, 'unknown'), count(*) FROM sessions WHERE status = 'blocked' "
+                "GROUP BY 1")).all()
             ages = db.execute(text("""
                 SELECT
                   coalesce(extract(epoch FROM now() - min(s.created_at) FILTER (WHERE s.status = 'queued')), 0),
@@ -92,6 +97,12 @@ class OpsCollector(Collector):
         for status, n in by_status:
             sessions.add_metric([status], n)
         yield sessions
+        held = GaugeMetricFamily("verbatim_sessions_blocked",
+                                 "Sessions blocked with their audio kept, waiting for an admin retry, by failure code",
+                                 labels=["code"])
+        for code, n in blocked:
+            held.add_metric([code], n)
+        yield held
         yield GaugeMetricFamily("verbatim_sessions_parked", "Sessions waiting on the recognizer without a worker",
                                 value=ages[2])
         yield GaugeMetricFamily("verbatim_oldest_queued_seconds", "Age of the oldest queued session (s)",
