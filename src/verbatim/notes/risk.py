@@ -44,6 +44,8 @@ from verbatim.notes.risk_lexicon import (
     INVERTED_QUESTION,
     LOOKALIKES,
     QUESTION,
+    QUESTION_LOOKALIKE,
+    SENTENCE_LOOKALIKES,
     Entry,
 )
 
@@ -70,7 +72,7 @@ class Finding:
 
 
 # --- clause reading ------------------------------------------------------------------------
-_CLAUSE = re.compile(r"\s*[;:!?]\s*|\s*,\s*|\s+[-–—]+\s+|\.\s+|\.{2,}\s*|\s+(?=(?:but|though|although|except|"
+_CLAUSE = re.compile(r"\s*[;:!?]\s*|\s*,\s*|\s+[-–—]+\s+|\.\s+|\.{2,}\s*|(?<!even)\s+(?=(?:but|though|although|except|"
                      r"whereas|because|cause|'cause|so that|unless)\b)", re.I)
 _ADVERB_COMMA = re.compile(r"\b(never|not|no|ever|really|honestly|seriously),\s+(?=(?:ever|never|really|not|no)\b)", re.I)
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
@@ -129,7 +131,7 @@ def _negated(before: str) -> bool:
     """Whether a negation cue governs what follows ``before`` (walk back over transparent words)."""
     tokens = _tokens(before)
     for i in range(len(tokens) - 1, -1, -1):
-        t = tokens[i]
+        t = tokens[i].removesuffix("'s")
         if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
             return not _HEDGE.search(" ".join(tokens[max(0, i - 3): i + 2]))
         if t not in _TRANSPARENT:
@@ -181,7 +183,8 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     before = clause[: m.start()]
     category, kind = entry.category, entry.kind
     other = entry.other_person
-    if category in ("suicide", "self_harm") and not other and "self" not in m.group(0) and _someone_else(before):
+    mine = bool(_ME & set(_tokens(m.group(0)))) or "my" in _tokens(m.group(0))
+    if category in ("suicide", "self_harm") and not other and not mine and _someone_else(before):
         other = True
     if category == "harm_to_others" and kind == "thoughts of harming others":
         if not _agent_is_client(before) and not re.search(r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|"
@@ -209,13 +212,15 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
     and let plan words ("I have a plan") count. At most one finding per category: a plain one
     wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
     found: dict[str, Finding] = {}
-    for clause in clauses(normalise(sentence)):
+    whole = normalise(sentence)
+    for clause in clauses(whole):
         hits: list[Finding] = []
         for entry in ENTRIES:
             if entry.needs_topic and "suicide" not in topic:
                 continue
             for m in entry.pattern.finditer(clause):
-                if not entry.strong and _lookalike(clause, m.start(), m.end()):
+                if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
+                        words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
                     continue
                 f = _finding(entry, clause, m)
                 if f is not None:
@@ -246,9 +251,12 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
         if not s.rstrip().endswith("?"):
             continue
         text = normalise(s)
-        if ANAPHORIC_QUESTION.search(text):
+        if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
             text = " ".join(normalise(x) for x in sentences[: i + 1])
-        cats |= {c for c, p in QUESTION.items() if p.search(text)}
+        asked = {c for c, p in QUESTION.items() if p.search(text)}
+        if QUESTION_LOOKALIKE.search(text):
+            asked -= {"self_harm"}  # "did you hurt yourself when you fell?" asks about an accident
+        cats |= asked
     return frozenset(cats)
 
 
@@ -268,6 +276,10 @@ _YES = re.compile(
     r"on and off|off and on|here and there|it has|it does|it did|(?:he|she|they) (?:does|did|has|have|do)|"
     r"i'd be lying|not gonna lie|i won't lie|all the time|constantly|most days|most nights|at times|true|definitely|"
     r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure)\b")
+_STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won't lie|i'm not gonna lie|honestly yes|"
+                         r"(?:i|he|she|they|it) used to)\b")
+_UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
+                     r"i can't say|i guess not sure)\b")
 _PAST_ANSWER = re.compile(r"^not (?:anymore|any more|since|for a while|for a few|in a while|in (?:a few|\w+) (?:weeks|months|"
                           r"years))\b|^no longer\b|^not as much\b")
 _CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
@@ -275,12 +287,17 @@ _CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you
 
 
 def answer(text: str) -> str | None:
-    """"yes", "no", "past" (not now, but before) or None for a client's answer to a yes/no question."""
-    t = _LEAD_FILLER.sub("", normalise(text)).strip(" .,!…")
+    """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
+    answer) for a client's answer to a yes/no question."""
+    t = re.sub(r"\s*,\s*", " ", _LEAD_FILLER.sub("", normalise(text))).strip(" .,!…")
     if not t:
         return None
     if _PAST_ANSWER.search(t):
         return "past"
+    if _UNSURE.search(t):
+        return "unsure"
+    if _STRONG_YES.search(t):
+        return "yes"
     if _YES.search(t) and not re.search(r"\b(?:no|not|never)\b", t.split(",")[0].split(" but ")[0].replace("not gonna lie", "")
                                         .replace("i'm not sure", "").replace("not sure", "")):
         return "yes"
@@ -381,13 +398,19 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             extra = frozenset(f.category for u in spoken for f in read(u.text) if not f.other_person)
             return [], [], [], extra
         verdict = answer(spoken[start].text)
+        if verdict == "unsure" and start + 1 < len(spoken) and answer(spoken[start + 1].text) not in (None, "unsure"):
+            # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
+            start += 1
+            verdict = answer(spoken[start].text)
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
-            if verdict in ("yes", "past"):
-                reason = ("answered no to a safety question" if inverted else
-                          "answered yes when asked" if verdict == "yes" else "denies now, says it happened before")
+            if verdict in ("yes", "past", "unsure"):
+                reason = ("answered no to a safety question" if inverted and verdict == "yes" else
+                          "answered yes when asked" if verdict == "yes" else
+                          "did not deny when asked (unsure)" if verdict == "unsure" else
+                          "denies now, says it happened before")
                 flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
             elif verdict == "no":
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))

@@ -41,7 +41,7 @@ _RELATION = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|ex|ex-\
              r"toddler|grandma|grandpa|grandmother|grandfather|nan|uncle|aunt|cousin|parents?|family|roommate|"
              r"carer|caregiver|nephew|niece|stepson|stepdaughter|in-laws?|mother-in-law|father-in-law)")
 #: people the client could be said to abuse or be the carer of
-_DEPENDENT = (r"(?:(?:my|our|the|his|her) (?:little |youngest |oldest |eldest |two |three )?"
+_DEPENDENT = (r"(?:(?:my|our|the|his|her|their|\w+'s) (?:little |youngest |oldest |eldest |two |three )?"
               r"(?:son|daughter|baby|kids?|child|children|toddler|stepson|stepdaughter|boy|girl|wife|husband|partner|"
               r"girlfriend|boyfriend|mom|mum|mother|dad|father|grandma|grandpa|grandmother|grandfather|nan|"
               r"brother|sister)s?)")
@@ -53,7 +53,7 @@ _ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
 _HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
               r"choking|murder|murdering|beat up|beating up|attack|attacking|smother|smothering|poison|poisoning|"
-              r"run over|running over|punch|punching|beat|beating|break (?:his|her|their) (?:neck|legs?|face))")
+              r"run over|running over|punch|punching|break (?:his|her|their) (?:neck|legs?|face))")
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,8 @@ ENTRIES: list[Entry] = [
     _e("suicide", "active ideation", r"\b(?:off|unalive) myself\b|\bunalive\b"),
     _e("suicide", "active ideation", r"\bdo something to myself\b"),
     # --- suicide: passive ideation -------------------------------------------------------
-    _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i (?:was|were|could be|'d be) dead\b"),
-    _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i (?:had|'d) never been born\b"),
+    _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i(?: was| were| could be|'d be| would be) dead\b"),
+    _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i(?: had|'d) never been born\b"),
     _e("suicide", "passive ideation",
        r"\b(?:wish|want|hope) (?:that )?i could (?:just )?(?:disappear|die|stop existing|not wake up|fall asleep forever|sleep forever|vanish)\b"),
     _e("suicide", "passive ideation",
@@ -106,6 +106,8 @@ ENTRIES: list[Entry] = [
        rf"\b{_NEG_WANT} (?:be )?(?:here|around)(?: (?:anymore|any more|any longer|no more|on this earth|in this world))\b"),
     _e("suicide", "passive ideation",
        r"\bno (?:reason|point|purpose) (?:to|in|for) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|wak\w* up|carry\w* on|keep\w* (?:going|on)|life)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:really )?(?:see|find|think of|have|know) (?:any|a|the) (?:reason|point|purpose) (?:to|in|for|of) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|wak\w* up|carry\w* on|keep\w* (?:going|on|living)|life)\b"),
     _e("suicide", "passive ideation", r"\bnothing (?:left )?(?:to|worth) liv(?:e|ing) for\b"),
     _e("suicide", "passive ideation", r"\bwhat's the point (?:of|in) (?:living|being alive|being here|going on|life|waking up)\b"),
     _e("suicide", "passive ideation", r"\b(?:isn't|is not|not|ain't|wasn't) worth (?:living|it anymore|being alive)\b"),
@@ -120,7 +122,8 @@ ENTRIES: list[Entry] = [
     _e("suicide", "passive ideation", r"\b(?:won't|will not|wouldn't|not going to|not gonna) be (?:here|around) (?:much longer|for long|next (?:year|month|week)|anymore)\b"),
     _e("suicide", "passive ideation", r"\b(?:disappear|vanish) (?:forever|for good|permanently)\b|\b(?:stop|cease to) exist(?:ing)?\b"),
     _e("suicide", "passive ideation",
-       r"\b(?:wouldn't mind|would not mind|hope|hoping|wish|if i (?:got|get|was|were))\b.{0,25}\b(?:hit|run over|killed) by (?:a|the) (?:bus|car|truck|train)\b"),
+       r"\b(?:wouldn't mind|would not mind|hope|hoping|wish|if i (?:got|get|was|were))\b.{0,25}\b(?:hit|run over|killed) by (?:a|the) (?:bus|car|truck|train)\b",
+       strong=True),
     # --- suicide: method, plan, preparation, attempts ------------------------------------------
     _e("suicide", "method",
        rf"\b(?:whole|a|the) (?:bunch|bottle|handful|pack|packet|box|load|lot|strip|jar) of (?:my |the |her |his |those |these )?(?:\w+ )?{_PILLS}\b"),
@@ -145,7 +148,8 @@ ENTRIES: list[Entry] = [
     _e("suicide", "plan", r"\b(?:picked|chose|chosen|set|picking|choosing) (?:a|the) (?:date|day|time|place|spot)\b", needs_topic=True),
     _e("suicide", "preparatory act",
        rf"\b(?:saving|saved|save|stockpil\w*|hoard\w*|collect\w*|stash\w*|hiding|hid|hidden|keeping|kept|squirrel\w*) (?:up )?(?:\w+ ){{0,2}}{_PILLS}\b"),
-    _e("suicide", "preparatory act", r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:rope|noose|gun|firearm|rifle|pistol|handgun|shotgun)\b", needs_topic=True),
+    _e("suicide", "preparatory act", r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:rope|noose)\b"),
+    _e("suicide", "preparatory act", r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:gun|firearm|rifle|pistol|handgun|shotgun)\b", needs_topic=True),
     _e("suicide", "preparatory act",
        r"\b(?:look(?:ed|ing)? up|googl\w*|search\w*|research\w*|read(?:ing)? (?:up )?(?:on|about))\b.{0,40}\b(?:die|dying|kill|overdose|pills?|hang|lethal|suicide|noose)\b"),
     _e("suicide", "preparatory act", r"\bgiv(?:e|en|ing)\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*|\bgave\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*"),
@@ -186,6 +190,10 @@ ENTRIES: list[Entry] = [
     _e("abuse", "physical", r"\b(?:bruises?|marks?|black eye)\b.{0,40}\b(?:from (?:him|her|where (?:he|she))|(?:he|she) (?:gave|left))\b"),
     _e("abuse", "abuse of someone else", rf"\b{_ABUSE_VERB} {_DEPENDENT}\b"),
     _e("abuse", "abuse of someone else", rf"\b{_DEPENDENT}\b.{{0,60}}\b(?:bruis\w*|black eye|welts?|marks? on)\b"),
+    _e("abuse", "abuse of someone else",
+       rf"\b(?:carer|caregiver|care worker|aide|staff|husband|wife|boyfriend|girlfriend|partner|dad|father|mom|mum|mother|"
+       rf"stepdad|stepfather|stepmom|stepmother|brother|sister|uncle|aunt|grandpa|grandma|teacher|coach|babysitter|nanny)\b"
+       rf".{{0,40}}\b{_ABUSE_VERB} (?:him|her|them)\b"),
     _e("abuse", "sexual", r"\brap(?:e|ed|es|ing|ist)\b|\bmolest\w*|\bsexual(?:ly)? (?:assault\w*|abus\w*|harass\w*)|\bassault(?:ed|s)? (?:me|us|her|him)\b"),
     _e("abuse", "sexual",
        r"\b(?:forc\w*|made|make|makes|pressur\w*) (?:me|her|him|us) (?:to |into )?(?:have sex|sex|do (?:sexual |those |these )?(?:things|stuff)|perform|touch (?:him|her|it)|watch porn|undress|take (?:off )?my clothes|give (?:him|her) (?:oral|a blowjob))\b"),
@@ -193,7 +201,8 @@ ENTRIES: list[Entry] = [
     _e("abuse", "sexual",
        r"\b(?:sex|touch\w*|kept going|didn't stop|wouldn't stop|kept touching)\b.{0,40}\b(?:when|after|even though|although|while) i (?:said no|told (?:him|her|them) (?:no|to stop)|didn't want|was asleep|was drunk|was passed out|was crying)\b"),
     _e("abuse", "sexual",
-       r"\btouch(?:ed|es|ing)? (?:me|my (?:daughter|son|kids?|child|sister|brother)|her|him)\b.{0,40}\b(?:inappropriate\w*|down there|private\w*|where (?:he|she) shouldn't|when i was (?:little|young|a kid|a child|\d+)|at night|under my|sexual\w*)\b"),
+       r"\btouch(?:ed|es|ing)? (?:me|my (?:daughter|son|kids?|child|sister|brother)|her|him)\b.{0,40}\b(?:inappropriate\w*|down there|private\w*|where (?:he|she) shouldn't|when i was (?:little|young|a kid|a child|\d+)|at night|under my|sexual\w*)\b",
+       strong=True),
     _e("abuse", "sexual", rf"\b(?:my|our) (?:\w+ )?{_RELATION}\b.{{0,20}}\btouch(?:ed|es|ing) (?:me|us|my|her|him)\b"),
     _e("abuse", "emotional",
        r"\bcall(?:s|ed|ing)? me (?:a |an |his |her )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|bitch|idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow)\b"),
@@ -206,6 +215,7 @@ ENTRIES: list[Entry] = [
     _e("abuse", "emotional",
        r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |my )?(?:kids|children|baby|son|daughter)|leave me|throw me out|kick me out|report me|out me|deport|hit|beat|burn|ruin|leave with)\b"),
     _e("abuse", "emotional", r"\bthreaten(?:s|ed|ing)? (?:me|us|my)\b"),
+    _e("abuse", "emotional", r"\b(?:controls|controlled|controlling|control) (?:all )?(?:of )?(?:the|my|our) (?:money|finances|bank accounts?|cards|spending)\b"),
     _e("abuse", "emotional",
        r"\b(?:said|says|told me|tells me|swore|swears|threatened|screamed|yelled)\b.{0,50}\b(?:he|she|they)(?:'ll| will|'d| would|'s going to| is going to|'s gonna| was going to) (?:kill|hurt|beat|find|take|burn|ruin) (?:me|us|the kids|my)\b",
        strong=True),
@@ -309,7 +319,29 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"\bkill(?:ed)? (?:him|her|them) (?:off|with kindness)\b|\b(?:beat|beating|beats) (?:him|her|them|my \w+) (?:at|in|to)\b",
     r"\b(?:shoot|shot) (?:him|her|them|my \w+) (?:a|an) (?:text|message|email|look)\b",
     r"\bbeat (?:the )?(?:traffic|crowds?|rush|deadline|odds|record|heat)\b",
+    r"\b(?:beat|beats|beating|beaten) (?:me|us|him|her|them) at (?!home\b|night\b|school\b|work\b|the house\b|bedtime\b|church\b)",
+    # a body part, an illness or a thing "hurting me" / "killing me"
+    r"\b(?:back|knees?|elbows?|throat|head|stomach|tummy|foot|feet|legs?|arms?|shoulders?|neck|hips?|tooth|teeth|ears?|eyes?|"
+    r"chest|wrists?|ankles?|hands?|fingers?|toes?|joints?|side|belly|it|pain|shoes|boots|heat|cold|cough|"
+    r"migraine|headache|period|cramps|sciatica|arthritis|hernia|injury|muscles?|skin|rash|burn|cut|wound|scar|bladder|"
+    r"kidneys?|gut|spine|jaw|sinus(?:es)?)\b.{0,25}\b(?:hurt|hurts|hurting|killing|kills|bothering) (?:me|us)\b",
+    # asking how to take one's medicines
+    r"^(?:so |and |but |um |uh )*(?:can|should|do|could|would|is it (?:ok|okay|safe) (?:if|to)|am i supposed to) i\b.{0,20}\btake\b.{0,40}",
+    r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|put) a gun to my head\b",
 )]
+
+#: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
+SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (_re(r"\b(?:hit|hits|struck|knocked|rear-?ended|ran into|run into)\b"),
+     _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|intersection|"
+         r"traffic|parking lot|ball|puck|wave|door|branch|cupboard|shelf|cabinet|pole|ladder)\b")),
+    (_re(r"\bcut(?:ting)? my ?self\b|\bcut my (?:\w+ )?(?:arms?|wrists?|legs?|thighs?|hands?|fingers?)\b"),
+     _re(r"\b(?:shaving|cooking|chopping|slicing|kitchen|knife slipped|opening|gardening|paper|can of|tin|broken glass|"
+         r"by accident|accidentally|it was an accident|onions?|vegetables|bread)\b")),
+    (_re(r"\bhurt(?:s|ing)? my ?self\b"),
+     _re(r"\b(?:tripped|fell|fall|falling|slipped|accident\w*|lifting|gym|workout|playing|sprain\w*|twist\w*|ladder|"
+         r"stairs|ice|bike|skiing|running|football|soccer|basketball|tennis)\b")),
+]
 
 
 # --- the therapist's side: screening questions ------------------------------------------------
@@ -321,10 +353,11 @@ QUESTION: dict[str, re.Pattern[str]] = {
         r"\bbetter off dead\b|\bbetter off without you\b|\b(?:not |don't )(?:want(?:ing)? to )?(?:be )?(?:alive|live|living|wake up|be here|be around)\b|"
         r"\bthoughts? (?:of|about) (?:death|dying|not being)\b|\bnot (?:wanting|want) to (?:be )?(?:alive|live|here|around|wake up)\b|"
         r"\b(?:life|living) (?:isn't|is not|wasn't|not) worth\b|\b(?:harm|hurt)(?:ing)? (?:your|them)sel(?:f|ves)\b.{0,30}\b(?:die|dying|end)\b|"
-        r"\boverdos\w*|\b(?:tried|attempted|attempt) (?:to )?(?:end|kill|take)\b|\bsuicide attempts?\b|\bpills? (?:saved|stored|at home)\b"),
+        r"\boverdos\w*|\b(?:tried|attempted|attempt) (?:to )?(?:end|kill|take)\b|\bsuicide attempts?\b|\bpills? (?:saved|stored|at home)\b|"
+        r"\b(?:pills|rope|gun|bridge|overdose)\b.{0,60}\b(?:act on|use|do it|go through with)\b"),
     "self_harm": _re(
-        r"\bself[- ]?(?:harm\w*|injur\w*)|\b(?:hurt|hurting|harm|harming|cut|cutting|burn|burning|injur\w*) (?:your|them)sel(?:f|ves)\b|"
-        r"\bcut(?:ting)?\b.{0,20}\b(?:again|on purpose|arms|legs|wrists)\b"),
+        r"\bself[- ]?(?:harm\w*|injur\w*)|\b(?:hurt|hurting|harm|harming|cut|cutting|burn|burning) (?:your|them)sel(?:f|ves)\b|"
+        r"\bcut(?:ting)?\b.{0,20}\b(?:again|on purpose|arms|legs|wrists)\b|\bcutting\b(?! (?:back|down|out|off|corners|ties|it|class))"),
     "harm_to_others": _re(
         r"\b(?:hurt|hurting|harm|harming|kill|killing|attack|attacking|get back at|acting on) (?:anyone|someone|somebody|anybody|others|"
         r"other people|people|him|her|them|your (?:\w+ )?(?:wife|husband|partner|boss|baby|kids?|son|daughter|child|children|"
@@ -332,13 +365,16 @@ QUESTION: dict[str, re.Pattern[str]] = {
         r"\bharm to others\b|\bviolent (?:thoughts|urges)\b|\bthoughts? of violence\b"),
     "abuse": _re(
         r"\babus\w*|\bsafe (?:at home|with (?:him|her|them|your)|in your (?:relationship|home))\b|\bfeel(?:ing)? safe\b|"
-        r"\b(?:has|have|does|did|do|is|are|was) (?:he|she|they|anyone|anybody|someone|your (?:\w+ )?\w+) (?:ever )?"
+        rf"\b(?:has|have|does|did|do|is|are|was) (?:he|she|they|anyone|anybody|someone|somebody|your (?:\w+ )?{_RELATION}) (?:ever )?"
         r"(?:hit|hurt|hurting|push|pushed|shove|threaten|threatened|touch|touched|force|forced|slap|kick|choke|grab|abuse|abused|"
         r"call you|control|controlling)\b|\btouched you\b|\bafraid of (?:him|her|them|your)\b|\bforced you\b|\bhurt you\b|\bhit you\b|"
         r"\bthreaten(?:s|ed|ing)? you\b"),
     "neglect": _re(
         r"\benough (?:food|to eat)\b|\blook(?:s|ing)? after you\b|\btak(?:e|es|ing) care of you\b|\bleft alone\b|\bneglect\w*"),
 }
+#: a question about an accident or an illness, not a screening question ("did you hurt yourself when you fell?")
+QUESTION_LOOKALIKE = _re(r"\b(?:fell|fall|falling|tripped|slipped|accident|ladder|stumble\w*|crash|sports?|game|workout|gym|"
+                         r"lifting|bleeding from|twisted|sprain\w*)\b")
 #: questions where "no" is the disclosure ("Do you feel safe at home?" — "No.")
 INVERTED_QUESTION = _re(r"\bsafe\b|\benough (?:food|to eat)\b|\b(?:someone|anyone) (?:to )?(?:look|looking|looks) after you\b")
 #: a question that asks about what was just said ("thoughts like that?", "has it gone that far?")
