@@ -36,7 +36,6 @@ import argparse
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +99,8 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         den = [(i, r) for i, r in denied if i["label"] == cat]
         per[cat] = {"genuine": len(mine), "recall": _share(sum(bool(r["flags"]) for _, r in mine), len(mine)),
                     "right_category": _share(sum(cat in r["flags"] for _, r in mine), len(mine)),
-                    "denied": len(den), "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in den),
-                                                                len(den)),
+                    "denied": len(den),
+                    "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in den), len(den)),
                     "false_flags_as_this": sum(cat in r["flags"] for _, r in none)}
     out["per_category"] = per
     return out
@@ -128,8 +127,8 @@ def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str,
             wrong = ((genuine and item["label"] not in r["flags"]) or (item["label"] == "none" and r["flags"])
                      or (item["denied"] and (r["flags"] or not r["denials"])))
             if wrong:
-                print(f'  miss {item["id"]} [{item["label"]}{" denied" if item["denied"] else ""}] {r} {item["text"]!r}',
-                      file=sys.stderr)
+                label = item["label"] + (" denied" if item["denied"] else "")
+                print(f'  miss {item["id"]} [{label}] {r} {item["text"]!r}', file=sys.stderr)
     return score(rows)
 
 
@@ -179,7 +178,8 @@ def report(name: str, figures: dict[str, Any]) -> None:
           f"denials shown {figures['denials_shown']:.3f}")
     for cat, f in figures["per_category"].items():
         print(f"   {cat:15s} genuine {f['genuine']:3d} recall {f['recall']:.3f} right {f['right_category']:.3f} | "
-              f"denied {f['denied']:2d} shown {f['denials_shown']:.3f} | false flags as this {f['false_flags_as_this']}")
+              f"denied {f['denied']:2d} shown {f['denials_shown']:.3f} | "
+              f"false flags as this {f['false_flags_as_this']}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,9 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         if paths:
             dial = run_dialogues(paths, args.dialogue_labels, args.misses)
             report("dialogues " + "+".join(p.name for p in paths), dial)
-            result["dialogues"] = {k: dial[k] for k in ("dialogues", "items", "genuine", "risk_recall", "risk_false_flag",
-                                                        "therapist_false_flags", "denied_items", "denials_shown",
-                                                        "turns_with_denials")}
+            keys = ("dialogues", "items", "genuine", "risk_recall", "risk_false_flag", "therapist_false_flags",
+                    "denied_items", "denials_shown", "turns_with_denials")
+            result["dialogues"] = {k: dial[k] for k in keys}
             result["dialogues"]["false_flags"] = int(round(dial["risk_false_flag"] * dial["none_items"]))
         else:
             print("   (no aci-bench data found beside the checkout: dialogues skipped)")

@@ -74,12 +74,13 @@ class Finding:
 # --- clause reading ------------------------------------------------------------------------
 _CLAUSE = re.compile(r"\s*[;:!?]\s*|\s*,\s*|\s+[-–—]+\s+|\.\s+|\.{2,}\s*|(?<!even)\s+(?=(?:but|though|although|except|"
                      r"whereas|because|cause|'cause|so that|unless)\b)", re.I)
-_ADVERB_COMMA = re.compile(r"\b(never|not|no|ever|really|honestly|seriously),\s+(?=(?:ever|never|really|not|no)\b)", re.I)
+_ADVERB_COMMA = re.compile(r"\b(never|not|no|ever|really|honestly|seriously),\s+(?=(?:ever|never|really|not|"
+                           r"no)\b)", re.I)
 _TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 _NEG_CUES = frozenset({"not", "never", "no", "nobody", "nothing", "none", "noone", "neither", "nor", "nah", "nope",
                        "cannot", "without", "hardly"})
 #: words a negation reaches across to the risk phrase (function words, intent and belief verbs)
-_TRANSPARENT = frozenset("""
+_TRANSPARENT = frozenset(re.findall(r"\S+", """
 i i'd i'm i'll i've im id ive would will could should might may must shall ever really actually even honestly
 seriously truly think thinking thought thoughts believe feel felt feeling like want wanted wanting wanna going
 gonna to plan planning planned intend intending intention have has had having been be being am is are was were
@@ -87,24 +88,27 @@ any of about do did does doing done it that anything something consider consider
 desire try tried trying again so just at all a an the there he she they my me you your his her their one ones
 kind sort certainly definitely absolutely currently now right lately recently much more mean yet quite still
 once or anybody anyone someone somebody ever-- physically also thing things those these this other people else
-""".split())
+"""))
 _PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these days)\b", re.I)
-_HEDGE = re.compile(r"\b(?:can't|cannot|couldn't|not|don't|won't|wouldn't|no)\s+(?:\w+\s+)?(?:promise|guarantee|swear|say|"
+_HEDGE = re.compile(r"\b(?:can't|cannot|couldn't|not|don't|won't|wouldn't|no)\s+(?:\w+\s+)?(?:promise|guarantee|"
+                    r"swear|say|"
                     r"be sure|sure|know|tell|lie|lying)\b", re.I)
-_SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|crisis "
+_SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|"
+                        r"crisis "
                         r"line|tell you|go to the (?:er|hospital|emergency)|safety plan|hotline)\b", re.I)
 _IF = re.compile(r"\b(?:if|in case|whenever|should i)\b", re.I)
 _ME = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive", "me", "myself"})
-_THEM = frozenset("""
+_THEM = frozenset(re.findall(r"\S+", """
 he she they he's she's they're they've he'd she'd his their mom mum mother dad father brother sister uncle aunt
 cousin grandma grandpa grandmother grandfather nan son daughter wife husband partner boyfriend girlfriend friend
 friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
 coworker classmate parents family someone somebody people patient student
-""".split())
+"""))
 #: an answer that refers back to the topic asked or said just before ("I did, though", "I would never do that")
 _ANAPHOR = re.compile(
     r"(?:^|\b(?:but|though|well|and|yeah|yes|honestly|actually|so|once|college|school|ago|then|before|year|month|week|"
-    r"time|times)\s+)i(?:'ve| have| had| did| do| was| used to| tried)(?: once| before| twice| too| though| a few times|"
+    r"time|times)\s+)i(?:'ve| have| had| did| do| was| used to| tried)(?: once| before| twice| too| though|"
+    r" a few times|"
     r" at one point| back then| in the past)*\s*$|"
     r"\b(?:think|thought|thinking) about (?:it|that|doing it|doing that|it a lot)\b|\bcross(?:ed|es)? my mind\b|"
     r"\b(?:do|did|done|doing|try|tried) (?:it|that|anything like that|something like that|that again|it again)\b|"
@@ -193,7 +197,8 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
         if re.search(r"\b(?:hit|beat|beating|punch|punching|hurt|hurting|choke|choking)\b", m.group(0)) and re.search(
                 r"\b(?:my|our|the) (?:little |youngest |oldest )?(?:son|daughter|baby|kids?|child|children|toddler|"
                 r"wife|husband|partner|girlfriend|boyfriend|mom|mother|dad|father)\b", m.group(0)) and not re.search(
-                r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|afraid)\b", before):
+                r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|"
+                r"afraid)\b", before):
             category, kind = "abuse", "abuse by the client"
     if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
         kind = "abuse by the client"
@@ -226,10 +231,10 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                 if f is not None:
                     hits.append(f)
         if not hits and topic:
-            m = _ANAPHOR.search(clause)
-            if m is not None and not _hypothetical(clause, m.start()):
-                negated = _negated(clause[: m.start()]) or m.group(0).startswith("nothing")
-                words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", m.group(0))
+            a = _ANAPHOR.search(clause)
+            if a is not None and not _hypothetical(clause, a.start()):
+                negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
+                words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
                 hits = [Finding(c, "answer about the topic asked", words, negated=negated) for c in sorted(topic)]
         for f in hits:
             key = f"{f.category}/other" if f.other_person else f.category
@@ -266,13 +271,16 @@ _LEAD_FILLER = re.compile(r"^(?:(?:um+|uh+|er+|erm|hmm+|mm|oh|well|so|like|okay|
 _NO = re.compile(
     r"^(?:no|nope|nah|never|not really|not at all|not (?:now|lately|recently|right now|at the moment|today|currently|"
     r"these days|that i know of|really no)|nothing|none|no way|of course not|god no|absolutely not|definitely not|"
-    r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|i won't|"
+    r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|"
+    r"i won't|"
     r"i'm not|i am not|not me|(?:he|she|they) (?:doesn't|don't|hasn't|haven't|never|didn't|wouldn't)|nobody|no one|"
     r"not anything)\b")
 _YES = re.compile(
-    r"^(?:yes|yeah|yep|yup|ya|yea|mm-?hmm|uh-?huh|sometimes|kind of|kinda|sort of|sorta|a (?:little|bit|lot)|i guess|maybe|"
+    r"^(?:yes|yeah|yep|yup|ya|yea|mm-?hmm|uh-?huh|sometimes|kind of|kinda|sort of|sorta|a (?:little|bit|lot)|i guess|"
+    r"maybe|"
     r"probably|i think so|i have|i do|i did|i am|i was|i had|i've had|i've been|i've thought|once|twice|a few times|"
-    r"a couple (?:of )?times|now and then|every (?:now and then|day|night|so often)|occasionally|often|lately|more than|"
+    r"a couple (?:of )?times|now and then|every (?:now and then|day|night|so often)|occasionally|often|lately|"
+    r"more than|"
     r"on and off|off and on|here and there|it has|it does|it did|(?:he|she|they) (?:does|did|has|have|do)|"
     r"i'd be lying|not gonna lie|i won't lie|all the time|constantly|most days|most nights|at times|true|definitely|"
     r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure)\b")
@@ -280,7 +288,8 @@ _STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won
                          r"(?:i|he|she|they|it) used to)\b")
 _UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
                      r"i can't say|i guess not sure)\b")
-_PAST_ANSWER = re.compile(r"^not (?:anymore|any more|since|for a while|for a few|in a while|in (?:a few|\w+) (?:weeks|months|"
+_PAST_ANSWER = re.compile(r"^not (?:anymore|any more|since|for a while|for a few|in a while|in (?:a few|"
+                          r"\w+) (?:weeks|months|"
                           r"years))\b|^no longer\b|^not as much\b")
 _CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
                       r"about|with|me)\b")
@@ -298,8 +307,8 @@ def answer(text: str) -> str | None:
         return "unsure"
     if _STRONG_YES.search(t):
         return "yes"
-    if _YES.search(t) and not re.search(r"\b(?:no|not|never)\b", t.split(",")[0].split(" but ")[0].replace("not gonna lie", "")
-                                        .replace("i'm not sure", "").replace("not sure", "")):
+    head = t.split(",")[0].split(" but ")[0].replace("not sure", "")
+    if _YES.search(t) and not re.search(r"\b(?:no|not|never)\b", head):
         return "yes"
     if _NO.search(t):
         return "no"
@@ -363,7 +372,8 @@ def _asks(turn: list[Unit], previous: tuple[list[Unit], frozenset[str], bool] | 
     sentences = [u.text for u in turn]
     if not any(u.question for u in turn):
         # "Yes, that's what I mean." after a client's clarification keeps the question standing.
-        if previous is not None and previous[0][-1].position + 1 == turn[0].position and len(tx.words(" ".join(sentences))) <= 25:
+        follows_it = previous is not None and previous[0][-1].position + 1 == turn[0].position
+        if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
             return (turn, previous[1] | question_topic([*sentences, "?"]), previous[2])
         return None
     topic = question_topic(sentences)
@@ -379,8 +389,11 @@ def _asks(turn: list[Unit], previous: tuple[list[Unit], frozenset[str], bool] | 
     return (turn, topic, inverted)
 
 
+Entries = list[dict[str, Any]]
+
+
 def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | None, topic: frozenset[str],
-               inverted: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], frozenset[str] | None]:
+               inverted: bool) -> tuple[Entries, Entries, Entries, frozenset[str] | None]:
     """Flags, denials and family history of one client turn; the last item is the topic to carry
     when the turn is only a clarifying question (the question still waits for its answer)."""
     spoken = [u for u in turn if tx.words(u.text)]
@@ -421,7 +434,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         for f in read(unit.text, frozenset(context)):
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
-                family.append(_entry(f.category, "family history", f'about someone else: "{f.words}"', unit, quote, None))
+                why = f'about someone else: "{f.words}"'
+                family.append(_entry(f.category, "family history", why, unit, quote, None))
                 continue
             context.add(f.category)
             asked = q if (question is not None and f.category in topic) else None
@@ -443,7 +457,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
 _WEAK = ("answer when asked", "answer about the topic asked")
 
 
-def _entry(category: str, kind: str, reason: str, unit: Unit, quote: str, question: dict[str, Any] | None) -> dict[str, Any]:
+def _entry(category: str, kind: str, reason: str, unit: Unit, quote: str,
+           question: dict[str, Any] | None) -> dict[str, Any]:
     out: dict[str, Any] = {"category": category, "kind": kind, "reason": reason, "quote": quote,
                            "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s,
                            "end_s": unit.end_s}

@@ -46,7 +46,8 @@ _DEPENDENT = (r"(?:(?:my|our|the|his|her|their|\w+'s) (?:little |youngest |oldes
               r"girlfriend|boyfriend|mom|mum|mother|dad|father|grandma|grandpa|grandmother|grandfather|nan|"
               r"brother|sister)s?)")
 _OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other people|everyone|everybody|"
-          rf"my (?:\w+ )?{_RELATION}|my (?:boss|manager|neighbou?r|coworker|co-worker|colleague|teacher|friend|landlord)|"
+          rf"my (?:\w+ )?{_RELATION}|my (?:boss|manager|neighbou?r|coworker|co-worker|colleague|teacher|friend|"
+          rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
 _ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
                r"smack\w*|whip\w*|whupp?\w*|spank\w*|shook|shakes|shaking|burn(?:s|ed|t)|bit|bites|threw|throws|"
@@ -78,8 +79,10 @@ def _e(category: str, kind: str, pattern: str, **kw: bool) -> Entry:
     return Entry(category, kind, _re(pattern), **kw)
 
 
-_NEG_WANT = r"(?:don't|do not|dont|didn't|no longer|never) (?:really |even |actually )?(?:want|wanna|wish|feel like)(?: to)?"
-_ME_GONE = r"(?:if i (?:was|were|wasn't|weren't|was not|were not) (?:gone|here|around|alive|dead|born)|without me|if i died)"
+_NEG_WANT = (r"(?:don't|do not|dont|didn't|no longer|never) (?:really |even |actually )?(?:want|wanna|wish|"
+             r"feel like)(?: to)?")
+_ME_GONE = (r"(?:if i (?:was|were|wasn't|weren't|was not|were not) (?:gone|here|around|alive|dead|born)|without me|"
+            r"if i died)")
 
 ENTRIES: list[Entry] = [
     # --- suicide: active ideation --------------------------------------------------------
@@ -89,76 +92,124 @@ ENTRIES: list[Entry] = [
     _e("suicide", "active ideation", r"\b(?:end|ending|ended) (?:it|it all|everything|things|my suffering)\b"),
     _e("suicide", "active ideation", r"\b(?:want|wanted|wanting|wanna|wish|wished|wishing|ready|going) to die\b"),
     _e("suicide", "active ideation", r"\bthoughts? (?:of|about) (?:dying|death|being dead|not being (?:here|alive))\b"),
-    _e("suicide", "active ideation", r"\bthink(?:ing)? (?:a lot )?about (?:dying|death|being dead|ending it|not being (?:here|alive|around))\b"),
+    _e("suicide", "active ideation",
+       r"\bthink(?:ing)? (?:a lot )?about (?:dying|death|being dead|ending it|not being (?:here|alive|around))\b"),
     _e("suicide", "active ideation", r"\b(?:off|unalive) myself\b|\bunalive\b"),
     _e("suicide", "active ideation", r"\bdo something to myself\b"),
     # --- suicide: passive ideation -------------------------------------------------------
     _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i(?: was| were| could be|'d be| would be) dead\b"),
     _e("suicide", "passive ideation", r"\bwish(?:ed)? (?:that )?i(?: had|'d) never been born\b"),
     _e("suicide", "passive ideation",
-       r"\b(?:wish|want|hope) (?:that )?i could (?:just )?(?:disappear|die|stop existing|not wake up|fall asleep forever|sleep forever|vanish)\b"),
+       r"\b(?:wish|want|hope) (?:that )?i could (?:just )?(?:disappear|die|stop existing|not wake up|"
+       r"fall asleep forever|sleep forever|vanish)\b"),
     _e("suicide", "passive ideation",
-       r"\b(?:hope|hoping|wish|wishing|want|wanting|pray|praying)\w* (?:that )?(?:i )?(?:don't|do not|won't|wouldn't|never|not) (?:to )?wake up\b"),
+       r"\b(?:hope|hoping|wish|wishing|want|wanting|pray|praying)\w* (?:that )?(?:i )?(?:don't|do not|won't|wouldn't|"
+       r"never|not) (?:to )?wake up\b"),
     _e("suicide", "passive ideation", r"\b(?:sleep|fall asleep|go to sleep) and (?:just )?(?:not|never) wake up\b"),
     _e("suicide", "passive ideation",
-       rf"\b{_NEG_WANT} (?:be )?(?:alive|live|living|exist|existing|wake up|be on this earth|be in this world|go on(?: living)?|keep (?:living|going|on))\b"),
+       rf"\b{_NEG_WANT} (?:be )?(?:alive|live|living|exist|existing|wake up|be on this earth|be in this world|"
+       rf"go on(?: living)?|keep (?:living|going|on))\b"),
     _e("suicide", "passive ideation",
-       rf"\b{_NEG_WANT} (?:be )?(?:here|around)(?: (?:anymore|any more|any longer|no more|on this earth|in this world))\b"),
+       rf"\b{_NEG_WANT} (?:be )?(?:here|around)(?: (?:anymore|any more|any longer|no more|on this earth|"
+       rf"in this world))\b"),
     _e("suicide", "passive ideation",
-       r"\bno (?:reason|point|purpose) (?:to|in|for) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|wak\w* up|carry\w* on|keep\w* (?:going|on)|life)\b"),
+       r"\bno (?:reason|point|purpose) (?:to|in|for) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|"
+       r"wak\w* up|carry\w* on|keep\w* (?:going|on)|life)\b"),
     _e("suicide", "passive ideation",
-       r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:really )?(?:see|find|think of|have|know) (?:any|a|the) (?:reason|point|purpose) (?:to|in|for|of) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|wak\w* up|carry\w* on|keep\w* (?:going|on|living)|life)\b"),
+       r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:really )?(?:see|find|think of|have|know) (?:any|a|"
+       r"the) (?:reason|point|purpose) (?:to|in|for|of) (?:liv\w*|go(?:ing)? on|be(?:ing)? (?:alive|here|around)|"
+       r"wak\w* up|carry\w* on|keep\w* (?:going|on|living)|life)\b"),
     _e("suicide", "passive ideation", r"\bnothing (?:left )?(?:to|worth) liv(?:e|ing) for\b"),
-    _e("suicide", "passive ideation", r"\bwhat's the point (?:of|in) (?:living|being alive|being here|going on|life|waking up)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:not sure|don't know|do not know|unsure|wonder) (?:if |whether |that |why )?i (?:even |really )?(?:want|"
+       r"wanna) to (?:live|be alive|be here|keep (?:going|living)|go on|wake up)\b"),
+    _e("suicide", "passive ideation",
+       r"\bwhat's the point (?:of|in) (?:living|being alive|being here|going on|life|waking up)\b"),
     _e("suicide", "passive ideation", r"\b(?:isn't|is not|not|ain't|wasn't) worth (?:living|it anymore|being alive)\b"),
     _e("suicide", "passive ideation", rf"\bbetter off (?:dead|gone|{_ME_GONE})\b"),
     _e("suicide", "passive ideation",
-       rf"\b(?:would|'d|will|might) be (?:better|happier|fine|easier|relieved) (?:off )?(?:for (?:everyone|everybody|them) )?{_ME_GONE}\b"),
-    _e("suicide", "passive ideation", rf"\b(?:easier|better|simpler) (?:for (?:everyone|everybody|them|all of us) )?{_ME_GONE}\b"),
+       rf"\b(?:would|'d|will|might) be (?:better|happier|fine|easier|relieved) (?:off )?(?:for (?:everyone|everybody|"
+       rf"them) )?{_ME_GONE}\b"),
+    _e("suicide", "passive ideation",
+       rf"\b(?:easier|better|simpler) (?:for (?:everyone|everybody|them|all of us) )?{_ME_GONE}\b"),
     _e("suicide", "passive ideation", r"\b(?:tired|sick) of (?:living|being alive|life|existing|being here)\b"),
     _e("suicide", "passive ideation", r"\bcan't (?:go on|keep going|keep living|do life)\b"),
     _e("suicide", "passive ideation", r"\bgiv(?:e|ing|en) up on (?:life|living)\b"),
-    _e("suicide", "passive ideation", r"\b(?:want|wanted|need|needed) (?:it|everything|it all|all of (?:it|this)|the pain) (?:all )?to (?:end|be over)(?: for good| forever| permanently)?\b"),
-    _e("suicide", "passive ideation", r"\b(?:won't|will not|wouldn't|not going to|not gonna) be (?:here|around) (?:much longer|for long|next (?:year|month|week)|anymore)\b"),
-    _e("suicide", "passive ideation", r"\b(?:disappear|vanish) (?:forever|for good|permanently)\b|\b(?:stop|cease to) exist(?:ing)?\b"),
     _e("suicide", "passive ideation",
-       r"\b(?:wouldn't mind|would not mind|hope|hoping|wish|if i (?:got|get|was|were))\b.{0,25}\b(?:hit|run over|killed) by (?:a|the) (?:bus|car|truck|train)\b",
+       r"\b(?:want|wanted|need|needed) (?:it|everything|it all|all of (?:it|this)|the pain) (?:all )?to (?:end|"
+       r"be over)(?: for good| forever| permanently)?\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:won't|will not|wouldn't|not going to|not gonna) be (?:here|around) (?:much longer|for long|"
+       r"next (?:year|month|week)|anymore)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:disappear|vanish) (?:forever|for good|permanently)\b|\b(?:stop|cease to) exist(?:ing)?\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:wouldn't mind|would not mind|hope|hoping|wish|if i (?:got|get|was|were))\b.{0,25}\b(?:hit|run over|"
+       r"killed) by (?:a|the) (?:bus|car|truck|train)\b",
        strong=True),
     # --- suicide: method, plan, preparation, attempts ------------------------------------------
     _e("suicide", "method",
-       rf"\b(?:whole|a|the) (?:bunch|bottle|handful|pack|packet|box|load|lot|strip|jar) of (?:my |the |her |his |those |these )?(?:\w+ )?{_PILLS}\b"),
-    _e("suicide", "method", rf"\b(?:all|every one|every single one) (?:of )?(?:my|the|those|these) (?:\w+ )?{_PILLS}\b"),
+       rf"\b(?:whole|a|the) (?:bunch|bottle|handful|pack|packet|box|load|lot|strip|jar) of (?:my |the |her |his |"
+       rf"those |these )?(?:\w+ )?{_PILLS}\b"),
+    _e("suicide", "method",
+       rf"\b(?:all|every one|every single one) (?:of )?(?:my|the|those|these) (?:\w+ )?{_PILLS}\b"),
     _e("suicide", "method", rf"\btoo many (?:\w+ )?{_PILLS}\b"),
     _e("suicide", "method", r"\boverdos\w*|\bod'?d\b|\blethal dose\b"),
     _e("suicide", "method", rf"\bhow many (?:of )?(?:my |the |those |these )?(?:\w+ )?(?:{_PILLS}|it would take)\b"),
     _e("suicide", "method", r"\b(?:painless|easiest|quickest|fastest|best|surest) ways? to (?:die|do it|go)\b"),
     _e("suicide", "method", r"\bhang(?:ing|ed)? my ?self\b|\b(?:a |the )?noose\b"),
     _e("suicide", "method",
-       r"\bjump(?:ing|ed|s)? (?:off|from|out of|in front of) (?:a |the |my |that |this )?(?:\w+ )?(?:bridge|building|roof|balcony|cliff|overpass|window|train|tracks|car park|parking (?:garage|structure)|tower|floor)\b"),
+       r"\bjump(?:ing|ed|s)? (?:off|from|out of|in front of) (?:a |the |my |that |this )?(?:\w+ )?(?:bridge|building|"
+       r"roof|balcony|cliff|overpass|window|train|tracks|car park|parking (?:garage|structure)|tower|floor)\b"),
     _e("suicide", "method",
-       r"\b(?:step|stepping|walk|walking|throw myself|jump|jumping|lie down) (?:out )?in front of (?:a |the )?(?:train|bus|car|truck|lorry|traffic)\b"),
-    _e("suicide", "method", r"\bshoot(?:ing)? my ?self\b|\b(?:blow|blew|blowing) my (?:brains|head) (?:out|off)\b|\bgun (?:to|in) my (?:head|mouth)\b"),
+       r"\b(?:step|stepping|walk|walking|throw myself|jump|jumping|lie down) (?:out )?in front of (?:a |"
+       r"the )?(?:train|bus|car|truck|lorry|traffic)\b"),
+    _e("suicide", "method",
+       r"\bshoot(?:ing)? my ?self\b|\b(?:blow|blew|blowing) my (?:brains|head) (?:out|off)\b|\bgun (?:to|"
+       r"in) my (?:head|mouth)\b"),
     _e("suicide", "method", r"\b(?:use|using|used|turn|turning|turned) (?:it|the gun|a gun|the knife) on my ?self\b"),
-    _e("suicide", "method", r"\bslit(?:ting)? my (?:wrists?|throat)\b|\bdrown(?:ing|ed)? my ?self\b|\bgas(?:sing)? my ?self\b"),
-    _e("suicide", "method", r"\b(?:drive|drove|driving|crash\w*|steer\w*|swerv\w*) (?:my |the )?(?:car|truck) (?:into|off)\b"),
+    _e("suicide", "method",
+       r"\bslit(?:ting)? my (?:wrists?|throat)\b|\bdrown(?:ing|ed)? my ?self\b|\bgas(?:sing)? my ?self\b"),
+    _e("suicide", "method",
+       r"\b(?:drive|drove|driving|crash\w*|steer\w*|swerv\w*) (?:my |the )?(?:car|truck) (?:into|off)\b"),
     _e("suicide", "method", r"\bcarbon monoxide\b|\b(?:engine|car) running in the garage\b"),
-    _e("suicide", "plan", r"\b(?:suicide|goodbye) (?:note|letter)s?\b|\b(?:note|letter)s? (?:saying|to say) goodbye\b|\bsaying my goodbyes\b"),
-    _e("suicide", "plan", r"\b(?:i (?:have|had|'ve got|got|made|'ve made)|there's) (?:a |the )plan\b", needs_topic=True),
-    _e("suicide", "plan", r"\b(?:know|knew|figured out|worked out|decided|thought about) (?:exactly )?(?:how|when|where) (?:i'd|i would|i will|i'll|i'm going to|to) do it\b", needs_topic=True),
-    _e("suicide", "plan", r"\b(?:picked|chose|chosen|set|picking|choosing) (?:a|the) (?:date|day|time|place|spot)\b", needs_topic=True),
+    _e("suicide", "plan",
+       r"\b(?:suicide|goodbye) (?:note|letter)s?\b|\b(?:note|letter)s? (?:saying|to say) goodbye\b|"
+       r"\bsaying my goodbyes\b"),
+    _e("suicide", "plan",
+       r"\b(?:i (?:have|had|'ve got|got|made|'ve made)|there's) (?:a |the )plan\b", needs_topic=True),
+    _e("suicide", "plan",
+       r"\b(?:know|knew|figured out|worked out|decided|thought about) (?:exactly )?(?:how|when|"
+       r"where) (?:i'd|i would|i will|i'll|i'm going to|to) do it\b", needs_topic=True),
+    _e("suicide", "plan",
+       r"\b(?:picked|chose|chosen|set|picking|choosing) (?:a|the) (?:date|day|time|place|spot)\b", needs_topic=True),
     _e("suicide", "preparatory act",
-       rf"\b(?:saving|saved|save|stockpil\w*|hoard\w*|collect\w*|stash\w*|hiding|hid|hidden|keeping|kept|squirrel\w*) (?:up )?(?:\w+ ){{0,2}}{_PILLS}\b"),
-    _e("suicide", "preparatory act", r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:rope|noose)\b"),
-    _e("suicide", "preparatory act", r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:gun|firearm|rifle|pistol|handgun|shotgun)\b", needs_topic=True),
+       rf"\b(?:saving|saved|save|stockpil\w*|hoard\w*|collect\w*|stash\w*|hiding|hid|hidden|keeping|kept|"
+       rf"squirrel\w*) (?:up )?(?:\w+ ){{0,2}}{_PILLS}\b"),
     _e("suicide", "preparatory act",
-       r"\b(?:look(?:ed|ing)? up|googl\w*|search\w*|research\w*|read(?:ing)? (?:up )?(?:on|about))\b.{0,40}\b(?:die|dying|kill|overdose|pills?|hang|lethal|suicide|noose)\b"),
-    _e("suicide", "preparatory act", r"\bgiv(?:e|en|ing)\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*|\bgave\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*"),
-    _e("suicide", "preparatory act", r"\b(?:wrote|written|writing|made|updated|changed) (?:out )?my will\b", needs_topic=True),
-    _e("suicide", "intent", r"\b(?:going to|gonna|will|i'll|'m going to|planning to|plan to|intend to) (?:do it|go through with it|act on it)\b", needs_topic=True),
+       r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:rope|noose)\b"),
+    _e("suicide", "preparatory act",
+       r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:gun|firearm|rifle|"
+       r"pistol|handgun|shotgun)\b", needs_topic=True),
+    _e("suicide", "preparatory act",
+       r"\b(?:look(?:ed|ing)? up|googl\w*|search\w*|research\w*|read(?:ing)? (?:up )?(?:on|about))\b.{0,40}\b(?:die|"
+       r"dying|kill|overdose|pills?|hang|lethal|suicide|noose)\b"),
+    _e("suicide", "preparatory act",
+       r"\bgiv(?:e|en|ing)\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*|"
+       r"\bgave\b.{0,40}\baway\b.{0,40}\bwon't (?:be )?need\w*"),
+    _e("suicide", "preparatory act",
+       r"\b(?:wrote|written|writing|made|updated|changed) (?:out )?my will\b", needs_topic=True),
+    _e("suicide", "intent",
+       r"\b(?:going to|gonna|will|i'll|'m going to|planning to|plan to|intend to) (?:do it|"
+       r"go through with it|act on it)\b", needs_topic=True),
     _e("suicide", "past attempt",
-       r"\b(?:tried|attempted|try|trying|attempt) (?:to )?(?:kill|end|hang|overdose|drown|shoot|gas|take my|od|slit)\b"),
-    _e("suicide", "past attempt", r"\battempt(?:ed|s)? (?:suicide|on my (?:own )?life)\b|\bsuicide attempts?\b|\battempts?\b.{0,15}\bon my life\b"),
-    _e("suicide", "past attempt", rf"\b(?:took|take|swallowed|swallow)\b.{{0,40}}\bto make (?:it|everything|the pain) (?:all )?stop\b"),
+       r"\b(?:tried|attempted|try|trying|attempt) (?:to )?(?:kill|end|hang|overdose|drown|shoot|gas|take my|od|"
+       r"slit)\b"),
+    _e("suicide", "past attempt",
+       r"\battempt(?:ed|s)? (?:suicide|on my (?:own )?life)\b|\bsuicide attempts?\b|"
+       r"\battempts?\b.{0,15}\bon my life\b"),
+    _e("suicide", "past attempt",
+       r"\b(?:took|take|swallowed|swallow)\b.{0,40}\bto make (?:it|everything|the pain) (?:all )?stop\b"),
     _e("suicide", "past attempt", r"\bpump(?:ed)? my stomach\b"),
     # --- self-harm ------------------------------------------------------------------------------
     _e("self_harm", "self-injury", r"\bself[- ]?(?:harm\w*|injur\w*|mutilat\w*)"),
@@ -166,83 +217,145 @@ ENTRIES: list[Entry] = [
     _e("self_harm", "self-injury",
        r"\bcut(?:s|ting)? (?:my ?self|my (?:\w+ )?(?:arms?|wrists?|legs?|thighs?|stomach|skin|hips?|belly|ankles?))\b"),
     _e("self_harm", "self-injury",
-       r"\b(?:start\w*|been|keep|kept|stop\w*|quit|urges? to|want(?:ed)? to|need(?:ed)? to|used to|go(?:ing)? back to|went back to|back to|relaps\w*|thinking about|thought about|tempted to|feel like|felt like)\s+cut(?:ting)?\b"),
+       r"\b(?:start\w*|been|keep|kept|stop\w*|quit|urges? to|want(?:ed)? to|need(?:ed)? to|used to|"
+       r"go(?:ing)? back to|went back to|back to|relaps\w*|thinking about|thought about|tempted to|feel like|"
+       r"felt like)\s+cut(?:ting)?\b"),
     _e("self_harm", "self-injury", r"\bcut(?:ting)? (?:again|on my)\b"),
     _e("self_harm", "self-injury",
        r"\bburn(?:s|ed|t|ing)? (?:my ?self|my (?:arms?|skin|wrists?|legs?|hands?|thighs?))\b"),
     _e("self_harm", "self-injury",
-       r"\b(?:scratch\w*|pick\w*|claw\w*|dig\w*) (?:at )?(?:my ?self|my (?:arms?|skin|legs?|wrists?|face))\b.{0,40}\b(?:bleed\w*|bled|raw|blood)\b"),
+       r"\b(?:scratch\w*|pick\w*|claw\w*|dig\w*) (?:at )?(?:my ?self|my (?:arms?|skin|legs?|wrists?|"
+       r"face))\b.{0,40}\b(?:bleed\w*|bled|raw|blood)\b"),
     _e("self_harm", "self-injury", r"\b(?:punch\w*|hit\w*|slap\w*|bit|bite|biting|pinch\w*|starv\w*) my ?self\b"),
     _e("self_harm", "self-injury",
-       r"\b(?:bang\w*|hit\w*|slam\w*) my head (?:on|against|into) (?:the|a) (?:wall|floor|door)\b.{0,40}\b(?:until|till|when i|on purpose|every time|again)\b"),
+       r"\b(?:bang\w*|hit\w*|slam\w*) my head (?:on|against|into) (?:the|a) (?:wall|floor|door)\b.{0,40}\b(?:until|"
+       r"till|when i|on purpose|every time|again)\b"),
     _e("self_harm", "self-injury", r"\bhurt(?:s|ing)? my ?self\b"),
-    _e("self_harm", "self-injury", r"\b(?:razor|blade)s?\b.{0,40}\bcut\b|\bcut\b.{0,40}\b(?:with a |with the )?(?:razor|blade)s?\b"),
+    _e("self_harm", "self-injury",
+       r"\b(?:razor|blade)s?\b.{0,40}\bcut\b|\bcut\b.{0,40}\b(?:with a |with the )?(?:razor|blade)s?\b"),
     # --- harm to others ----------------------------------------------------------------------------
     _e("harm_to_others", "thoughts of harming others", rf"\b{_HARM_VERB} {_OTHER}\b"),
-    _e("harm_to_others", "thoughts of harming others", r"\b(?:make (?:him|her|them) pay|get (?:back at|even with) (?:him|her|them|my \w+))\b"),
+    _e("harm_to_others", "thoughts of harming others",
+       r"\b(?:make (?:him|her|them) pay|get (?:back at|even with) (?:him|her|them|my \w+))\b"),
     _e("harm_to_others", "preparatory act",
-       r"\b(?:bought|got|carry|carrying|brought|bring|keep|keeping|sharpen\w*|load\w*) (?:a |my |the )?(?:knife|gun|weapon|bat|machete|pistol|rifle)\b.{0,60}\b(?:him|her|them|his|their)\b"),
+       r"\b(?:bought|got|carry|carrying|brought|bring|keep|keeping|sharpen\w*|load\w*) (?:a |my |the )?(?:knife|gun|"
+       r"weapon|bat|machete|pistol|rifle)\b.{0,60}\b(?:him|her|them|his|their)\b"),
     # --- abuse --------------------------------------------------------------------------------------
     _e("abuse", "physical", rf"\b{_ABUSE_VERB} (?:me|us)\b"),
-    _e("abuse", "physical", r"\b(?:push|pushed|pushes|pushing|shov\w*|throw\w*|threw|slamm\w*) (?:me|us) (?:against|into|down|over|off|around|hard|onto|out of|to the (?:ground|floor))\b"),
-    _e("abuse", "physical", r"\b(?:gets?|got|became|becomes|was|is) (?:really |so |very )?(?:violent|rough|physical) (?:with (?:me|us)|when)\b"),
+    _e("abuse", "physical",
+       r"\b(?:push|pushed|pushes|pushing|shov\w*|throw\w*|threw|slamm\w*) (?:me|us) (?:against|into|down|over|off|"
+       r"around|hard|onto|out of|to the (?:ground|floor))\b"),
+    _e("abuse", "physical",
+       r"\b(?:gets?|got|became|becomes|was|is) (?:really |so |very )?(?:violent|rough|physical) (?:with (?:me|us)|"
+       r"when)\b"),
     _e("abuse", "physical", r"\bdomestic (?:violence|abuse)\b|\blaid a hand on (?:me|us)\b"),
-    _e("abuse", "physical", r"\b(?:bruises?|marks?|black eye)\b.{0,40}\b(?:from (?:him|her|where (?:he|she))|(?:he|she) (?:gave|left))\b"),
+    _e("abuse", "physical",
+       r"\b(?:bruises?|marks?|black eye)\b.{0,40}\b(?:from (?:him|her|where (?:he|she))|(?:he|she) (?:gave|left))\b"),
     _e("abuse", "abuse of someone else", rf"\b{_ABUSE_VERB} {_DEPENDENT}\b"),
     _e("abuse", "abuse of someone else", rf"\b{_DEPENDENT}\b.{{0,60}}\b(?:bruis\w*|black eye|welts?|marks? on)\b"),
     _e("abuse", "abuse of someone else",
-       rf"\b(?:carer|caregiver|care worker|aide|staff|husband|wife|boyfriend|girlfriend|partner|dad|father|mom|mum|mother|"
-       rf"stepdad|stepfather|stepmom|stepmother|brother|sister|uncle|aunt|grandpa|grandma|teacher|coach|babysitter|nanny)\b"
+       rf"\b(?:carer|caregiver|care worker|aide|staff|husband|wife|boyfriend|girlfriend|partner|dad|father|mom|mum|"
+       rf"mother|"
+       rf"stepdad|stepfather|stepmom|stepmother|brother|sister|uncle|aunt|grandpa|grandma|teacher|coach|babysitter|"
+       rf"nanny)\b"
        rf".{{0,40}}\b{_ABUSE_VERB} (?:him|her|them)\b"),
-    _e("abuse", "sexual", r"\brap(?:e|ed|es|ing|ist)\b|\bmolest\w*|\bsexual(?:ly)? (?:assault\w*|abus\w*|harass\w*)|\bassault(?:ed|s)? (?:me|us|her|him)\b"),
     _e("abuse", "sexual",
-       r"\b(?:forc\w*|made|make|makes|pressur\w*) (?:me|her|him|us) (?:to |into )?(?:have sex|sex|do (?:sexual |those |these )?(?:things|stuff)|perform|touch (?:him|her|it)|watch porn|undress|take (?:off )?my clothes|give (?:him|her) (?:oral|a blowjob))\b"),
+       r"\brap(?:e|ed|es|ing|ist)\b|\bmolest\w*|\bsexual(?:ly)? (?:assault\w*|abus\w*|harass\w*)|\bassault(?:ed|"
+       r"s)? (?:me|us|her|him)\b"),
+    _e("abuse", "sexual",
+       r"\b(?:forc\w*|made|make|makes|pressur\w*) (?:me|her|him|us) (?:to |into )?(?:have sex|sex|do (?:sexual |"
+       r"those |these )?(?:things|stuff)|perform|touch (?:him|her|it)|watch porn|undress|take (?:off )?my clothes|"
+       r"give (?:him|her) (?:oral|a blowjob))\b"),
     _e("abuse", "sexual", r"\bforc\w* (?:himself|herself|themselves) on (?:me|her|him)\b|\bagainst my will\b"),
     _e("abuse", "sexual",
-       r"\b(?:sex|touch\w*|kept going|didn't stop|wouldn't stop|kept touching)\b.{0,40}\b(?:when|after|even though|although|while) i (?:said no|told (?:him|her|them) (?:no|to stop)|didn't want|was asleep|was drunk|was passed out|was crying)\b"),
+       r"\b(?:sex|touch\w*|kept going|didn't stop|wouldn't stop|kept touching)\b.{0,40}\b(?:when|after|even though|"
+       r"although|while) i (?:said no|told (?:him|her|them) (?:no|to stop)|didn't want|was asleep|was drunk|"
+       r"was passed out|was crying)\b"),
     _e("abuse", "sexual",
-       r"\btouch(?:ed|es|ing)? (?:me|my (?:daughter|son|kids?|child|sister|brother)|her|him)\b.{0,40}\b(?:inappropriate\w*|down there|private\w*|where (?:he|she) shouldn't|when i was (?:little|young|a kid|a child|\d+)|at night|under my|sexual\w*)\b",
+       r"\btouch(?:ed|es|ing)? (?:me|my (?:daughter|son|kids?|child|sister|brother)|her|"
+       r"him)\b.{0,40}\b(?:inappropriate\w*|down there|private\w*|where (?:he|she) shouldn't|when i was (?:little|"
+       r"young|a kid|a child|\d+)|at night|under my|sexual\w*)\b",
        strong=True),
     _e("abuse", "sexual", rf"\b(?:my|our) (?:\w+ )?{_RELATION}\b.{{0,20}}\btouch(?:ed|es|ing) (?:me|us|my|her|him)\b"),
     _e("abuse", "emotional",
-       r"\bcall(?:s|ed|ing)? me (?:a |an |his |her )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|bitch|idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow)\b"),
+       r"\bcall(?:s|ed|ing)? me (?:a |an |his |her )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|bitch|"
+       r"idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow)\b"),
     _e("abuse", "emotional",
-       r"\b(?:tells|told|telling|says|said|saying|reminds|remind|screams|yells)\b (?:me )?(?:that )?(?:i'm|i am|i was|i'll never|i will never|i'd never|i'm not|nobody|no one|no-one|i don't|i should|i'm just)\b.{0,40}\b(?:worthless|stupid|useless|ugly|fat|nothing|crazy|pathetic|failure|disgusting|burden|want me|love me|deserve|mistake|amount to|good for nothing|better off|kill|whore|slut|disappointment)\b"),
+       r"\b(?:tells|told|telling|says|said|saying|reminds|remind|screams|yells)\b (?:me )?(?:that )?(?:i'm|i am|"
+       r"i was|i'll never|i will never|i'd never|i'm not|nobody|no one|no-one|i don't|i should|"
+       r"i'm just)\b.{0,40}\b(?:worthless|stupid|useless|ugly|fat|nothing|crazy|pathetic|failure|disgusting|burden|"
+       r"want me|love me|deserve|mistake|amount to|good for nothing|better off|kill|whore|slut|disappointment)\b"),
     _e("abuse", "emotional",
-       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:see|talk to|call|text|go (?:out|anywhere|to)|leave|have (?:my own |any )?(?:money|a phone|friends|a job|a car)|work|drive|use the phone|visit|sleep|eat)\b"),
+       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:see|talk to|call|text|go (?:out|anywhere|"
+       r"to)|leave|have (?:my own |any )?(?:money|a phone|friends|a job|a car)|work|drive|use the phone|visit|sleep|"
+       r"eat)\b"),
     _e("abuse", "emotional",
-       r"\b(?:controls|control|controlled|takes|took|take|keeps|kept|checks|checked|reads|read|goes through|went through|tracks|tracked|monitors) (?:all )?(?:of )?(?:my|our) (?:money|paycheck|pay|wages|salary|phone|messages|texts|emails|bank (?:card|account)|cards|car keys|keys|passport|location|benefits)\b"),
+       r"\b(?:controls|control|controlled|takes|took|take|keeps|kept|checks|checked|reads|read|goes through|"
+       r"went through|tracks|tracked|monitors) (?:all )?(?:of )?(?:my|our) (?:money|paycheck|pay|wages|salary|phone|"
+       r"messages|texts|emails|bank (?:card|account)|cards|car keys|keys|passport|location|benefits)\b"),
     _e("abuse", "emotional",
-       r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |my )?(?:kids|children|baby|son|daughter)|leave me|throw me out|kick me out|report me|out me|deport|hit|beat|burn|ruin|leave with)\b"),
+       r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |"
+       r"my )?(?:kids|children|baby|son|daughter)|leave me|throw me out|kick me out|report me|out me|deport|hit|beat|"
+       r"burn|ruin|leave with)\b"),
     _e("abuse", "emotional", r"\bthreaten(?:s|ed|ing)? (?:me|us|my)\b"),
-    _e("abuse", "emotional", r"\b(?:controls|controlled|controlling|control) (?:all )?(?:of )?(?:the|my|our) (?:money|finances|bank accounts?|cards|spending)\b"),
     _e("abuse", "emotional",
-       r"\b(?:said|says|told me|tells me|swore|swears|threatened|screamed|yelled)\b.{0,50}\b(?:he|she|they)(?:'ll| will|'d| would|'s going to| is going to|'s gonna| was going to) (?:kill|hurt|beat|find|take|burn|ruin) (?:me|us|the kids|my)\b",
+       r"\b(?:controls|controlled|controlling|control) (?:all )?(?:of )?(?:the|my|our) (?:money|finances|"
+       r"bank accounts?|cards|spending)\b"),
+    _e("abuse", "emotional",
+       r"\b(?:said|says|told me|tells me|swore|swears|threatened|screamed|yelled)\b.{0,50}\b(?:he|she|they)(?:'ll|"
+       r" will|'d| would|'s going to| is going to|'s gonna| was going to) (?:kill|hurt|beat|find|take|burn|"
+       r"ruin) (?:me|us|the kids|my)\b",
        strong=True),
-    _e("abuse", "emotional", r"\b(?:humiliat|belittl|isolat|degrad|manipulat|gaslight|terroriz|intimidat|stalk)\w* (?:me|us)\b"),
     _e("abuse", "emotional",
-       r"\b(?:screams|yells|shouts|swears|screamed|yelled|shouted|swore|screaming|yelling|shouting)(?: and \w+)? at me\b.{0,40}\b(?:all the time|every day|every night|constantly|calls me|in front of|until|names|threaten\w*)\b"),
+       r"\b(?:humiliat|belittl|isolat|degrad|manipulat|gaslight|terroriz|intimidat|stalk)\w* (?:me|us)\b"),
+    _e("abuse", "emotional",
+       r"\b(?:screams|yells|shouts|swears|screamed|yelled|shouted|swore|screaming|yelling|"
+       r"shouting)(?: and \w+)? at me\b.{0,40}\b(?:all the time|every day|every night|constantly|calls me|"
+       r"in front of|until|names|threaten\w*)\b"),
     _e("abuse", "emotional", r"\block(?:s|ed)? me (?:in|out|up)\b"),
     _e("abuse", "abuse", r"\babus(?:e|es|ed|ive|er|ers|ing)\b"),
     _e("abuse", "abuse of someone else",
-       r"\b(?:taking|took|takes|stealing|stole|steals|draining|drained) (?:\w+ )?(?:money|cash|savings|pension) (?:out of|from) (?:her|his|their|my (?:\w+ )?(?:mom|mum|dad|grandma|grandpa|mother|father|nan))\b"),
+       r"\b(?:taking|took|takes|stealing|stole|steals|draining|drained) (?:\w+ )?(?:money|cash|savings|"
+       r"pension) (?:out of|from) (?:her|his|their|my (?:\w+ )?(?:mom|mum|dad|grandma|grandpa|mother|father|nan))\b"),
     # --- neglect -------------------------------------------------------------------------------------
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) (?:me|us|{_DEPENDENT}|him|her|them) (?:at home |home |in the \w+ )?alone\b.{{0,30}}\b(?:for (?:days|hours|a week|weeks|the weekend|the night)|all (?:day|night|weekend)|overnight|for (?:a |the )?whole)\b"),
-    _e("neglect", "neglect", rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} (?:at home |home |in the \w+ )?(?:alone|by (?:him|her|them)sel(?:f|ves)|unattended)\b"),
-    _e("neglect", "neglect", rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|bed)\b.{{0,30}}\b(?:all day|all night|for hours|for days)\b"),
-    _e("neglect", "neglect", r"\bno food (?:in the (?:house|fridge|flat)|at home|for (?:us|days|the kids))\b|\b(?:went|go|going|sent to bed|put to bed) hungry\b"),
+       rf"\b(?:left|leave|leaves|leaving) (?:me|us|{_DEPENDENT}|him|her|them) (?:at home |home |"
+       rf"in the \w+ )?alone\b.{{0,30}}\b(?:for (?:days|hours|a week|weeks|the weekend|the night)|all (?:day|night|"
+       rf"weekend)|overnight|for (?:a |the )?whole)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:didn't|don't|doesn't|never|wouldn't|won't|forgets? to|forgot to) (?:feed|bathe|wash|change|clothe|take care of|look after) (?:me|us|{_DEPENDENT}|him|her|them)\b"),
+       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} (?:at home |home |in the \w+ )?(?:alone|by (?:him|her|"
+       rf"them)sel(?:f|ves)|unattended)\b"),
     _e("neglect", "neglect",
-       r"\b(?:nobody|no one|no-one|never) (?:took|takes|would take|was taking) (?:me|us|him|her) to (?:the )?(?:doctor|dentist|hospital|school)\b|\bnobody (?:took care of|looked after|fed|watched) (?:me|us)\b"),
-    _e("neglect", "neglect", r"\b(?:sitting|left|lying|sat) in (?:a |her |his |their )?(?:dirty|soiled|wet) (?:diapers?|nappy|nappies|clothes|sheets|bed)\b"),
-    _e("neglect", "neglect", r"\bneglect(?:s|ed|ing)? (?:me|us|him|her|them|the (?:kids|baby)|my (?:\w+ )?(?:kids|son|daughter|baby|mom|dad|grandma|grandpa|mother|father|children))\b|\b(?:was|were|got|being|been) neglected\b|\bneglectful\b|\bchild neglect\b"),
+       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|"
+       rf"bed)\b.{{0,30}}\b(?:all day|all night|for hours|for days)\b"),
+    _e("neglect", "neglect",
+       r"\bno food (?:in the (?:house|fridge|flat)|at home|for (?:us|days|the kids))\b|\b(?:went|go|going|"
+       r"sent to bed|put to bed) hungry\b"),
+    _e("neglect", "neglect",
+       rf"\b(?:didn't|don't|doesn't|never|wouldn't|won't|forgets? to|forgot to) (?:feed|bathe|wash|change|clothe|"
+       rf"take care of|look after) (?:me|us|{_DEPENDENT}|him|her|them)\b"),
+    _e("neglect", "neglect",
+       r"\b(?:nobody|no one|no-one|never) (?:took|takes|would take|was taking) (?:me|us|him|"
+       r"her) to (?:the )?(?:doctor|dentist|hospital|school)\b|\bnobody (?:took care of|looked after|fed|"
+       r"watched) (?:me|us)\b"),
+    _e("neglect", "neglect",
+       r"\b(?:sitting|left|lying|sat) in (?:a |her |his |their )?(?:dirty|soiled|wet) (?:diapers?|nappy|nappies|"
+       r"clothes|sheets|bed)\b"),
+    _e("neglect", "neglect",
+       r"\bneglect(?:s|ed|ing)? (?:me|us|him|her|them|the (?:kids|baby)|my (?:\w+ )?(?:kids|son|daughter|baby|mom|"
+       r"dad|grandma|grandpa|mother|father|children))\b|\b(?:was|were|got|being|been) neglected\b|\bneglectful\b|"
+       r"\bchild neglect\b"),
     # --- other people's suicide or self-harm (family history, never the client's risk) ---------------
-    _e("suicide", "family history", r"\b(?:died|dies|death|passed|lost \w+(?: \w+)? to|committed|by) (?:by |of |from |to )?suicide\b", other_person=True),
-    _e("suicide", "family history", r"\bkill(?:ed|s|ing)? (?:him|her|them)sel(?:f|ves)\b|\btook (?:his|her|their) (?:own )?li(?:fe|ves)\b", other_person=True),
-    _e("suicide", "family history", r"\b(?:hang|hanged|hung|shot|drowned|gassed|overdosed on) (?:him|her|them)sel(?:f|ves)\b", other_person=True),
-    _e("self_harm", "family history", r"\b(?:cut|cuts|cutting|burn\w*|harm\w*|hurt\w*) (?:him|her|them)sel(?:f|ves)\b", other_person=True),
+    _e("suicide", "family history",
+       r"\b(?:died|dies|death|passed|lost \w+(?: \w+)? to|committed|by) (?:by |of |from |"
+       r"to )?suicide\b", other_person=True),
+    _e("suicide", "family history",
+       r"\bkill(?:ed|s|ing)? (?:him|her|them)sel(?:f|ves)\b|\btook (?:his|her|"
+       r"their) (?:own )?li(?:fe|ves)\b", other_person=True),
+    _e("suicide", "family history",
+       r"\b(?:hang|hanged|hung|shot|drowned|gassed|overdosed on) (?:him|her|them)sel(?:f|ves)\b", other_person=True),
+    _e("self_harm", "family history",
+       r"\b(?:cut|cuts|cutting|burn\w*|harm\w*|hurt\w*) (?:him|her|them)sel(?:f|ves)\b", other_person=True),
 ]
 
 
@@ -253,9 +366,11 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"class|course|training|essay|paper|report|research|statistics|awareness|prevention|hotline|helpline|charity|"
     r"fundraiser|campaign|volunteer\w*|walk|marathon|conference|seminar|webinar|workshop|module)\b.{0,40}\b"
     r"(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b",
-    r"\b(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b.{0,3}\b(?:prevention|awareness|"
+    r"\b(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b.{0,3}\b(?:prevention|"
+    r"awareness|"
     r"hotline|helpline|charity|walk|training|course|module|research|statistics|bombers?|bombings?|squad|mission|doors?|"
-    r"run|sprints?|drills?|lanes?|documentary|movie|film|song|scene|rates?|shelter|services|counsellor|counselor|program\w*)\b",
+    r"run|sprints?|drills?|lanes?|documentary|movie|film|song|scene|rates?|shelter|services|counsellor|counselor|"
+    r"program\w*)\b",
     r"\b(?:social|career|political|financial|professional|commercial|electoral|brand) suicide\b",
     r"\b(?:substance|alcohol|drug|opioid|prescription|steroid|laxative|caffeine|power|authority|trust|privilege|"
     r"the system|the system's) abus\w*|\babus\w* (?:of )?(?:alcohol|drugs|substances|the system|power|my position)\b",
@@ -265,12 +380,15 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"two birds|a bottle|the bottle)\b",
     r"\b(?:is|are|'s|'re|was|were|been|keeps?|kept) (?:just |really |absolutely |literally )?killing me\b",
     r"\bit (?:kills|killed) me\b", r"\bkill(?:s|ed)? me (?:to (?:see|watch|think|say|admit))\b",
-    r"\bkill(?:ing|ed)? my ?self (?:laughing|trying|working|to (?:get|make|finish|keep|pay|meet)|at (?:work|the gym|the office)|"
+    r"\bkill(?:ing|ed)? my ?self (?:laughing|trying|working|to (?:get|make|finish|keep|pay|meet)|at (?:work|the gym|"
+    r"the office)|"
     r"over (?:this|that|it|the)|for (?:this|that|them|him|her|nothing))\b",
     r"\bkilling my ?self (?:with|at|for|over)\b",
     r"\b(?:would|'d) kill for\b|\bdressed to kill\b",
-    r"\bcould (?:have |'ve )?(?:just |honestly |literally |have just )?(?:kill(?:ed)?|murder(?:ed)?|strangled?) (?:him|her|them|you|my \w+)\b",
-    r"\b(?:kill|murder|strangle) (?:him|her|them|you|my \w+) for (?:eating|being|forgetting|taking|leaving|doing|not|saying|"
+    r"\bcould (?:have |'ve )?(?:just |honestly |literally |have just )?(?:kill(?:ed)?|murder(?:ed)?|"
+    r"strangled?) (?:him|her|them|you|my \w+)\b",
+    r"\b(?:kill|murder|strangle) (?:him|her|them|you|my \w+) for (?:eating|being|forgetting|taking|leaving|doing|not|"
+    r"saying|"
     r"making|using|drinking|breaking|losing|telling|that)\b",
     r"\b(?:is|are|'s|'re) (?:gonna|going to) kill me\b", r"\b(?:will|'ll|would|'d) (?:literally |actually )?kill me\b",
     r"\bdying (?:to|for|of (?:laughter|boredom|embarrassment))\b|\bto die for\b|\b(?:die|died|dying) (?:of|from) "
@@ -279,61 +397,78 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"\b(?:bored|scared|sick|worried|tickled|frightened|starving|freezing) to death\b|\bover my dead body\b",
     r"\bwant(?:ed)? to die of\b|\bi could (?:have )?died\b",
     # cut / burn / hit / hurt: literal accidents and idioms
-    r"\bcut(?:ting)? my ?self (?:a|an|some|another|off|out|short|free|loose|in|slack|shaving|while|on (?:a|the|some|an|my "
+    r"\bcut(?:ting)? my ?self (?:a|an|some|another|off|out|short|free|loose|in|slack|shaving|while|on (?:a|the|some|"
+    r"an|my "
     r"(?:razor|knife))|when (?:i was )?(?:shaving|cooking|chopping|slicing|opening))\b",
     r"\bcut(?:ting)? my ?self\b.{0,40}\b(?:shaving|cooking|chopping|slicing|kitchen|knife slipped|opening|gardening|"
     r"paper|can of|tin|broken glass|by accident|accidentally)\b",
     r"\b(?:shaving|cooking|chopping|slicing|opening)\b.{0,30}\bcut my ?self\b",
-    r"\bcut (?:back|down|out|it out|corners|ties|off|loose|the|my hair|your hair|class|classes)\b|\bcut back on\b|\bhaircut\b|"
+    r"\bcut (?:back|down|out|it out|corners|ties|off|loose|the|my hair|your hair|class|classes)\b|\bcut back on\b|"
+    r"\bhaircut\b|"
     r"\bpaper cut\b",
-    r"\bburn(?:ed|t|s|ing)? (?:my ?self|my (?:hands?|arms?|skin))\b.{0,40}\b(?:stove|oven|pan|iron|kettle|tray|pot|grill|"
+    r"\bburn(?:ed|t|s|ing)? (?:my ?self|my (?:hands?|arms?|skin))\b.{0,40}\b(?:stove|oven|pan|iron|kettle|tray|pot|"
+    r"grill|"
     r"coffee|tea|hot water|boiling|candle|cooking|baking|ironing|sun|toast|curling|straighteners?)\b",
     r"\b(?:cooking|baking|ironing|oven|stove)\b.{0,30}\bburn(?:ed|t)? my ?self\b|\bburn(?:ed|t|ing)? out\b|\bsunburn",
     r"\bhurt(?:ing)? my ?self\b.{0,40}\b(?:at the gym|lifting|working out|playing|skiing|running|football|soccer|"
     r"basketball|tennis|on the (?:stairs|ice|job)|at work|moving|shovel\w*|in the (?:accident|crash|fall)|badly in|"
     r"my (?:back|knee|ankle|shoulder|wrist|neck|hip|hamstring))\b",
-    r"\b(?:tripped|fell|fall|falling|slipped|slip|accident\w*|lifting|gym|workout|playing|sprain\w*|twist\w*|pulled a)\b.{0,40}"
+    r"\b(?:tripped|fell|fall|falling|slipped|slip|accident\w*|lifting|gym|workout|playing|sprain\w*|twist\w*|"
+    r"pulled a)\b.{0,40}"
     r"\bhurt(?:ing)? my ?self\b",
     r"\bhurt my ?self (?:physically )?(?:trying|lifting|moving|carrying|reaching|getting)\b",
     r"\b(?:car|truck|bus|bike|bicycle|vehicle|driver|rear-?ended|accident|crash|ball|puck|wave|door|branch|cupboard|"
     r"shelf|cabinet|pole)\b.{0,40}\b(?:hit|hits|struck|knocked) me\b",
-    r"\b(?:hit|hits|struck|knocked) me\b.{0,30}\b(?:car|truck|bus|bike|vehicle|rear-?ended|accident|ball|puck|wave|door)\b",
-    r"\b(?:beat|beats|beating|beaten) (?:me|us) (?:at|in|to|by) (?:\w+ )?(?:chess|cards|tennis|golf|the|it|a|game|games|"
+    r"\b(?:hit|hits|struck|knocked) me\b.{0,30}\b(?:car|truck|bus|bike|vehicle|rear-?ended|accident|ball|puck|wave|"
+    r"door)\b",
+    r"\b(?:beat|beats|beating|beaten) (?:me|us) (?:at|in|to|by) (?:\w+ )?(?:chess|cards|tennis|golf|the|it|a|game|"
+    r"games|"
     r"race|round|points?|goals?|poker|scrabble|home|punch)\b|^beats me\b|\bit beats me\b",
-    r"\bhit me (?:up|hard that|that|like a ton|all at once|when i (?:saw|heard|realized))\b|\b(?:it|that|reality|the news|"
+    r"\bhit me (?:up|hard that|that|like a ton|all at once|when i (?:saw|heard|realized))\b|\b(?:it|that|reality|"
+    r"the news|"
     r"grief|the realization|something) (?:really |finally |just )?(?:hit|hits) me\b",
     r"\bbeat(?:ing)? my ?self up\b|\bkick(?:ing|ed)? my ?self\b|\bpinch(?:ing)? my ?self\b",
-    r"\b(?:pushed|pushes|pushing) (?:me|us) (?:in|on) (?:a|the) (?:wheelchair|stroller|swing|pram|buggy|cart|trolley)\b",
+    r"\b(?:pushed|pushes|pushing) (?:me|us) (?:in|on) (?:a|the) (?:wheelchair|stroller|swing|pram|buggy|cart|"
+    r"trolley)\b",
     r"\b(?:pushed|pushes|pushing|push) (?:me|us) (?:to|into) (?:\w+ing|do|be|try|apply|study|go|work|take|get|finish|"
     r"keep|make|start|see)\b",
     r"\bshot my ?self in the foot\b|\bhang(?:ing)? my ?self out to dry\b",
     r"\bend(?:ing|ed)? (?:it|things|everything) (?:with|between)\b",
-    r"\b(?:stab|shoot|shot|kill|hurt|hit|punch|beat)\w* (?:him|her|them)\b.{0,30}\b(?:in the (?:game|movie|show)|video game|"
+    r"\b(?:stab|shoot|shot|kill|hurt|hit|punch|beat)\w* (?:him|her|them)\b.{0,30}\b(?:in the (?:game|movie|show)|"
+    r"video game|"
     r"fortnite|call of duty|paintball|laser tag)\b",
     r"\b(?:the )?(?:dentist|doctor|nurse|surgeon|physio|physiotherapist|therapist|masseuse|trainer|coach)\b.{0,40}\b"
     r"(?:pushed|grabbed|hurt|hit|pinned|bent|twisted|touched|pressed|stuck|poked) (?:me|my)\b",
-    r"\b(?:the )?(?:story|speech|letter|gesture|song|movie|card|message|words?|kindness|it|that|this)\b (?:really |deeply |so )?"
+    r"\b(?:the )?(?:story|speech|letter|gesture|song|movie|card|message|words?|kindness|it|that|this)\b (?:really |"
+    r"deeply |so )?"
     r"touch(?:ed|es) me\b|\btouch(?:ed|es)? me (?:deeply|so much|emotionally)\b",
     r"\b(?:hurt|hurts|hurting) (?:him|her|them|someone|anyone|people|my \w+)(?:'s)? (?:feelings|ego|pride|chances)\b",
-    r"\b(?:don't|didn't|never|wouldn't|won't) (?:want|mean|wanna) to hurt (?:him|her|them|anyone|my \w+)(?:'s)? feelings\b",
-    r"\bkill(?:ed)? (?:him|her|them) (?:off|with kindness)\b|\b(?:beat|beating|beats) (?:him|her|them|my \w+) (?:at|in|to)\b",
+    r"\b(?:don't|didn't|never|wouldn't|won't) (?:want|mean|wanna) to hurt (?:him|her|them|anyone|"
+    r"my \w+)(?:'s)? feelings\b",
+    r"\bkill(?:ed)? (?:him|her|them) (?:off|with kindness)\b|\b(?:beat|beating|beats) (?:him|her|them|my \w+) (?:at|"
+    r"in|to)\b",
     r"\b(?:shoot|shot) (?:him|her|them|my \w+) (?:a|an) (?:text|message|email|look)\b",
     r"\bbeat (?:the )?(?:traffic|crowds?|rush|deadline|odds|record|heat)\b",
-    r"\b(?:beat|beats|beating|beaten) (?:me|us|him|her|them) at (?!home\b|night\b|school\b|work\b|the house\b|bedtime\b|church\b)",
+    r"\b(?:beat|beats|beating|beaten) (?:me|us|him|her|them) at (?!home\b|night\b|school\b|work\b|the house\b|"
+    r"bedtime\b|church\b)",
     # a body part, an illness or a thing "hurting me" / "killing me"
-    r"\b(?:back|knees?|elbows?|throat|head|stomach|tummy|foot|feet|legs?|arms?|shoulders?|neck|hips?|tooth|teeth|ears?|eyes?|"
+    r"\b(?:back|knees?|elbows?|throat|head|stomach|tummy|foot|feet|legs?|arms?|shoulders?|neck|hips?|tooth|teeth|"
+    r"ears?|eyes?|"
     r"chest|wrists?|ankles?|hands?|fingers?|toes?|joints?|side|belly|it|pain|shoes|boots|heat|cold|cough|"
     r"migraine|headache|period|cramps|sciatica|arthritis|hernia|injury|muscles?|skin|rash|burn|cut|wound|scar|bladder|"
     r"kidneys?|gut|spine|jaw|sinus(?:es)?)\b.{0,25}\b(?:hurt|hurts|hurting|killing|kills|bothering) (?:me|us)\b",
     # asking how to take one's medicines
-    r"^(?:so |and |but |um |uh )*(?:can|should|do|could|would|is it (?:ok|okay|safe) (?:if|to)|am i supposed to) i\b.{0,20}\btake\b.{0,40}",
-    r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|put) a gun to my head\b",
+    r"^(?:so |and |but |um |uh )*(?:can|should|do|could|would|is it (?:ok|okay|safe) (?:if|to)|"
+    r"am i supposed to) i\b.{0,20}\btake\b.{0,40}",
+    r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|"
+    r"put) a gun to my head\b",
 )]
 
 #: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
 SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:hit|hits|struck|knocked|rear-?ended|ran into|run into)\b"),
-     _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|intersection|"
+     _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|"
+         r"intersection|"
          r"traffic|parking lot|ball|puck|wave|door|branch|cupboard|shelf|cabinet|pole|ladder)\b")),
     (_re(r"\bcut(?:ting)? my ?self\b|\bcut my (?:\w+ )?(?:arms?|wrists?|legs?|thighs?|hands?|fingers?)\b"),
      _re(r"\b(?:shaving|cooking|chopping|slicing|kitchen|knife slipped|opening|gardening|paper|can of|tin|broken glass|"
@@ -348,37 +483,55 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
 #: categories a clinician's question asks about (second person; "like that" questions read the turn)
 QUESTION: dict[str, re.Pattern[str]] = {
     "suicide": _re(
-        r"\bsuicid\w*|\bkill(?:ing)? (?:your|them|one)sel(?:f|ves)\b|\b(?:end|ending|take|taking) (?:your|their) (?:own )?li(?:fe|ves)\b|"
-        r"\bending it\b|\bend it all\b|\b(?:wish|wishing|want|wanting|wanted) (?:that )?(?:you were |to be |you'd be )?(?:dead|to die)\b|"
-        r"\bbetter off dead\b|\bbetter off without you\b|\b(?:not |don't )(?:want(?:ing)? to )?(?:be )?(?:alive|live|living|wake up|be here|be around)\b|"
-        r"\bthoughts? (?:of|about) (?:death|dying|not being)\b|\bnot (?:wanting|want) to (?:be )?(?:alive|live|here|around|wake up)\b|"
-        r"\b(?:life|living) (?:isn't|is not|wasn't|not) worth\b|\b(?:harm|hurt)(?:ing)? (?:your|them)sel(?:f|ves)\b.{0,30}\b(?:die|dying|end)\b|"
-        r"\boverdos\w*|\b(?:tried|attempted|attempt) (?:to )?(?:end|kill|take)\b|\bsuicide attempts?\b|\bpills? (?:saved|stored|at home)\b|"
+        r"\bsuicid\w*|\bkill(?:ing)? (?:your|them|one)sel(?:f|ves)\b|\b(?:end|ending|take|taking) (?:your|"
+        r"their) (?:own )?li(?:fe|ves)\b|"
+        r"\bending it\b|\bend it all\b|\b(?:wish|wishing|want|wanting|wanted) (?:that )?(?:you were |to be |"
+        r"you'd be )?(?:dead|to die)\b|"
+        r"\bbetter off dead\b|\bbetter off without you\b|\b(?:not |don't )(?:want(?:ing)? to )?(?:be )?(?:alive|live|"
+        r"living|wake up|be here|be around)\b|"
+        r"\bthoughts? (?:of|about) (?:death|dying|not being)\b|\bnot (?:wanting|want) to (?:be )?(?:alive|live|here|"
+        r"around|wake up)\b|"
+        r"\b(?:life|living) (?:isn't|is not|wasn't|not) worth\b|\b(?:harm|hurt)(?:ing)? (?:your|them)sel(?:f|"
+        r"ves)\b.{0,30}\b(?:die|dying|end)\b|"
+        r"\boverdos\w*|\b(?:tried|attempted|attempt) (?:to )?(?:end|kill|take)\b|\bsuicide attempts?\b|"
+        r"\bpills? (?:saved|stored|at home)\b|"
         r"\b(?:pills|rope|gun|bridge|overdose)\b.{0,60}\b(?:act on|use|do it|go through with)\b"),
     "self_harm": _re(
-        r"\bself[- ]?(?:harm\w*|injur\w*)|\b(?:hurt|hurting|harm|harming|cut|cutting|burn|burning) (?:your|them)sel(?:f|ves)\b|"
-        r"\bcut(?:ting)?\b.{0,20}\b(?:again|on purpose|arms|legs|wrists)\b|\bcutting\b(?! (?:back|down|out|off|corners|ties|it|class))"),
+        r"\bself[- ]?(?:harm\w*|injur\w*)|\b(?:hurt|hurting|harm|harming|cut|cutting|burn|burning) (?:your|"
+        r"them)sel(?:f|ves)\b|"
+        r"\bcut(?:ting)?\b.{0,20}\b(?:again|on purpose|arms|legs|wrists)\b|\bcutting\b(?! (?:back|down|out|off|"
+        r"corners|ties|it|class))"),
     "harm_to_others": _re(
-        r"\b(?:hurt|hurting|harm|harming|kill|killing|attack|attacking|get back at|acting on) (?:anyone|someone|somebody|anybody|others|"
-        r"other people|people|him|her|them|your (?:\w+ )?(?:wife|husband|partner|boss|baby|kids?|son|daughter|child|children|"
+        r"\b(?:hurt|hurting|harm|harming|kill|killing|attack|attacking|get back at|acting on) (?:anyone|someone|"
+        r"somebody|anybody|others|"
+        r"other people|people|him|her|them|your (?:\w+ )?(?:wife|husband|partner|boss|baby|kids?|son|daughter|child|"
+        r"children|"
         r"mom|mother|dad|father|ex|boyfriend|girlfriend|neighbou?r|coworker|brother|sister))(?: else)?\b|"
         r"\bharm to others\b|\bviolent (?:thoughts|urges)\b|\bthoughts? of violence\b"),
     "abuse": _re(
-        r"\babus\w*|\bsafe (?:at home|with (?:him|her|them|your)|in your (?:relationship|home))\b|\bfeel(?:ing)? safe\b|"
-        rf"\b(?:has|have|does|did|do|is|are|was) (?:he|she|they|anyone|anybody|someone|somebody|your (?:\w+ )?{_RELATION}) (?:ever )?"
-        r"(?:hit|hurt|hurting|push|pushed|shove|threaten|threatened|touch|touched|force|forced|slap|kick|choke|grab|abuse|abused|"
-        r"call you|control|controlling)\b|\btouched you\b|\bafraid of (?:him|her|them|your)\b|\bforced you\b|\bhurt you\b|\bhit you\b|"
+        r"\babus\w*|\bsafe (?:at home|with (?:him|her|them|your)|in your (?:relationship|home))\b|"
+        r"\bfeel(?:ing)? safe\b|"
+        rf"\b(?:has|have|does|did|do|is|are|was) (?:he|she|they|anyone|anybody|someone|somebody|"
+        rf"your (?:\w+ )?{_RELATION}) (?:ever )?"
+        r"(?:hit|hurt|hurting|push|pushed|shove|threaten|threatened|touch|touched|force|forced|slap|kick|choke|grab|"
+        r"abuse|abused|"
+        r"call you|control|controlling)\b|\btouched you\b|\bafraid of (?:him|her|them|your)\b|\bforced you\b|"
+        r"\bhurt you\b|\bhit you\b|"
         r"\bthreaten(?:s|ed|ing)? you\b"),
     "neglect": _re(
-        r"\benough (?:food|to eat)\b|\blook(?:s|ing)? after you\b|\btak(?:e|es|ing) care of you\b|\bleft alone\b|\bneglect\w*"),
+        r"\benough (?:food|to eat)\b|\blook(?:s|ing)? after you\b|\btak(?:e|es|ing) care of you\b|\bleft alone\b|"
+        r"\bneglect\w*"),
 }
 #: a question about an accident or an illness, not a screening question ("did you hurt yourself when you fell?")
-QUESTION_LOOKALIKE = _re(r"\b(?:fell|fall|falling|tripped|slipped|accident|ladder|stumble\w*|crash|sports?|game|workout|gym|"
+QUESTION_LOOKALIKE = _re(r"\b(?:fell|fall|falling|tripped|slipped|accident|ladder|stumble\w*|crash|sports?|game|"
+                         r"workout|gym|"
                          r"lifting|bleeding from|twisted|sprain\w*)\b")
 #: questions where "no" is the disclosure ("Do you feel safe at home?" — "No.")
-INVERTED_QUESTION = _re(r"\bsafe\b|\benough (?:food|to eat)\b|\b(?:someone|anyone) (?:to )?(?:look|looking|looks) after you\b")
+INVERTED_QUESTION = _re(r"\bsafe\b|\benough (?:food|to eat)\b|\b(?:someone|anyone) (?:to )?(?:look|looking|"
+                        r"looks) after you\b")
 #: a question that asks about what was just said ("thoughts like that?", "has it gone that far?")
-ANAPHORIC_QUESTION = _re(r"\b(?:like that|like this|that far|those|these|that|this|it|them|any of (?:that|this|those))\b")
+ANAPHORIC_QUESTION = _re(r"\b(?:like that|like this|that far|those|these|that|this|it|them|any of (?:that|this|"
+                         r"those))\b")
 #: a follow-up question on method, plan or means: keeps the topic of the question before it
 FOLLOW_UP_QUESTION = _re(
     r"\b(?:plan|planned|planning|how (?:you )?(?:would|might|will)|when (?:you )?(?:would|might)|means|access to|pills|"
