@@ -218,9 +218,12 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
     wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
     found: dict[str, Finding] = {}
     whole = normalise(sentence)
-    for clause in clauses(whole):
+    parts = clauses(whole)
+    for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
         for entry in ENTRIES:
+            if entry.sentence != (n == len(parts)):
+                continue  # clause entries read each clause; sentence entries the whole sentence, once
             if entry.needs_topic and "suicide" not in topic:
                 continue
             for m in entry.pattern.finditer(clause):
@@ -230,7 +233,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                 f = _finding(entry, clause, m)
                 if f is not None:
                     hits.append(f)
-        if not hits and topic:
+        if not hits and topic and n < len(parts):
             a = _ANAPHOR.search(clause)
             if a is not None and not _hypothetical(clause, a.start()):
                 negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
@@ -266,11 +269,13 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
 
 
 # --- answers ---------------------------------------------------------------------------
-_LEAD_FILLER = re.compile(r"^(?:(?:um+|uh+|er+|erm|hmm+|mm|oh|well|so|like|okay|ok|i mean|honestly|to be honest|"
+_LEAD_FILLER = re.compile(r"^(?:(?:um+|uh+(?!-)|er+|erm|hmm+|mm(?!-)|oh|well|so|like|okay|ok|i mean|honestly|"
+                          r"to be honest|"
                           r"truthfully|actually|i guess|look|listen)\b[\s,.]*)+")
 _NO = re.compile(
     r"^(?:no|nope|nah|never|not really|not at all|not (?:now|lately|recently|right now|at the moment|today|currently|"
-    r"these days|that i know of|really no)|nothing|none|no way|of course not|god no|absolutely not|definitely not|"
+    r"these days|that i know of|really no|always|all the time|completely|totally|when|so much|very)|nothing|none|"
+    r"no way|of course not|god no|absolutely not|definitely not|"
     r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|"
     r"i won't|"
     r"i'm not|i am not|not me|(?:he|she|they) (?:doesn't|don't|hasn't|haven't|never|didn't|wouldn't)|nobody|no one|"
@@ -313,6 +318,12 @@ def answer(text: str) -> str | None:
     if _NO.search(t):
         return "no"
     return None
+
+
+def _bare(text: str) -> bool:
+    """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
+    t = _LEAD_FILLER.sub("", normalise(text))
+    return not _tokens(t)
 
 
 def _clarifying(unit: Unit) -> bool:
@@ -396,7 +407,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                inverted: bool) -> tuple[Entries, Entries, Entries, frozenset[str] | None]:
     """Flags, denials and family history of one client turn; the last item is the topic to carry
     when the turn is only a clarifying question (the question still waits for its answer)."""
-    spoken = [u for u in turn if tx.words(u.text)]
+    # A turn's words as said: "Mm-hmm." is an answer even though the record's sentence drops it as a filler.
+    spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
     if not spoken:
         return [], [], [], (frozenset() if question is not None else None)
     flagged: dict[str, dict[str, Any]] = {}
@@ -410,11 +422,18 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         if start == len(spoken):
             extra = frozenset(f.category for u in spoken for f in read(u.text) if not f.other_person)
             return [], [], [], extra
-        verdict = answer(spoken[start].text)
+        verdict = answer(raw.get(spoken[start].order, spoken[start].text))
         if verdict == "unsure" and start + 1 < len(spoken) and answer(spoken[start + 1].text) not in (None, "unsure"):
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
+        if inverted and verdict is None:
+            # "I feel safe, yeah." / "I'm scared of him." to a safety question
+            said_ = normalise(spoken[start].text)
+            if re.search(r"\b(?:not safe|unsafe|scared|afraid|frightened|terrified)\b", said_):
+                verdict = "no"
+            elif re.search(r"\bsafe\b", said_) and not tx.negated(said_):
+                verdict = "yes"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)

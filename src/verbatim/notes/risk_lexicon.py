@@ -65,6 +65,8 @@ class Entry:
     answered, or an earlier risk statement in the same turn) — "I have a plan" alone is not risk.
     ``other_person``: the words are about someone else's act ("died by suicide"): family history.
     ``strong``: no look-alike cancels it (a threat reported as said: "he said he'll kill me").
+    ``sentence``: searched over the whole sentence, not one clause (a means and a place said in
+    two clauses: "there's a bridge on my way to work…, thinking about jumping").
     """
 
     category: str
@@ -73,6 +75,7 @@ class Entry:
     needs_topic: bool = False
     other_person: bool = False
     strong: bool = False
+    sentence: bool = False
 
 
 def _e(category: str, kind: str, pattern: str, **kw: bool) -> Entry:
@@ -82,7 +85,7 @@ def _e(category: str, kind: str, pattern: str, **kw: bool) -> Entry:
 _NEG_WANT = (r"(?:don't|do not|dont|didn't|no longer|never) (?:really |even |actually )?(?:want|wanna|wish|"
              r"feel like)(?: to)?")
 _ME_GONE = (r"(?:if i (?:was|were|wasn't|weren't|was not|were not) (?:gone|here|around|alive|dead|born)|without me|"
-            r"if i died)")
+            r"if i (?:just )?(?:died|disappeared|vanished|went away|didn't exist|never woke up|wasn't alive))")
 
 ENTRIES: list[Entry] = [
     # --- suicide: active ideation --------------------------------------------------------
@@ -90,7 +93,9 @@ ENTRIES: list[Entry] = [
     _e("suicide", "active ideation", r"\bkill(?:ing|ed|s)? my ?self\b"),
     _e("suicide", "active ideation", r"\b(?:end|ending|ended|take|taking|took) my (?:own )?li(?:fe|ves)\b"),
     _e("suicide", "active ideation", r"\b(?:end|ending|ended) (?:it|it all|everything|things|my suffering)\b"),
-    _e("suicide", "active ideation", r"\b(?:want|wanted|wanting|wanna|wish|wished|wishing|ready|going) to die\b"),
+    _e("suicide", "active ideation",
+       r"\b(?:want|wanted|wanting|wanna|wish|wished|wishing|ready|going|waiting|hoping|longing|praying|"
+       r"begging) to die\b"),
     _e("suicide", "active ideation", r"\bthoughts? (?:of|about) (?:dying|death|being dead|not being (?:here|alive))\b"),
     _e("suicide", "active ideation",
        r"\bthink(?:ing)? (?:a lot )?about (?:dying|death|being dead|ending it|not being (?:here|alive|around))\b"),
@@ -286,7 +291,9 @@ ENTRIES: list[Entry] = [
        r"i'm just)\b.{0,40}\b(?:worthless|stupid|useless|ugly|fat|nothing|crazy|pathetic|failure|disgusting|burden|"
        r"want me|love me|deserve|mistake|amount to|good for nothing|better off|kill|whore|slut|disappointment)\b"),
     _e("abuse", "emotional",
-       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:see|talk to|call|text|go (?:out|anywhere|"
+       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:have (?:my own |a |any )?(?:bank card|card|"
+       r"account|"
+       r"keys|car keys|passport|phone)|see|talk to|call|text|go (?:out|anywhere|"
        r"to)|leave|have (?:my own |any )?(?:money|a phone|friends|a job|a car)|work|drive|use the phone|visit|sleep|"
        r"eat)\b"),
     _e("abuse", "emotional",
@@ -323,7 +330,7 @@ ENTRIES: list[Entry] = [
        rf"in the \w+ )?alone\b.{{0,30}}\b(?:for (?:days|hours|a week|weeks|the weekend|the night)|all (?:day|night|"
        rf"weekend)|overnight|for (?:a |the )?whole)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} (?:at home |home |in the \w+ )?(?:alone|by (?:him|her|"
+       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} (?:\w+ ){{0,3}}(?:alone|by (?:him|her|"
        rf"them)sel(?:f|ves)|unattended)\b"),
     _e("neglect", "neglect",
        rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|"
@@ -332,7 +339,9 @@ ENTRIES: list[Entry] = [
        r"\bno food (?:in the (?:house|fridge|flat)|at home|for (?:us|days|the kids))\b|\b(?:went|go|going|"
        r"sent to bed|put to bed) hungry\b"),
     _e("neglect", "neglect",
-       rf"\b(?:didn't|don't|doesn't|never|wouldn't|won't|forgets? to|forgot to) (?:feed|bathe|wash|change|clothe|"
+       rf"\b(?:didn't|don't|doesn't|never|wouldn't|won't|forgets? to|forgot to) (?:fed|bathed|washed|changed|clothed|"
+       rf"cared for|"
+       rf"took care of|looked after|feed|bathe|wash|change|clothe|"
        rf"take care of|look after) (?:me|us|{_DEPENDENT}|him|her|them)\b"),
     _e("neglect", "neglect",
        r"\b(?:nobody|no one|no-one|never) (?:took|takes|would take|was taking) (?:me|us|him|"
@@ -358,6 +367,77 @@ ENTRIES: list[Entry] = [
        r"\b(?:cut|cuts|cutting|burn\w*|harm\w*|hurt\w*) (?:him|her|them)sel(?:f|ves)\b", other_person=True),
 ]
 
+ENTRIES.extend([
+    # compositional suicide entries: a means at the body or at a height, preparation, others' relief
+    _e("suicide", "passive ideation",
+       r"\b(?:favou?r|relief|blessing|easier|better|happier)\b.{0,30}\bif i (?:just )?(?:disappeared|died|was gone|"
+       r"were gone|wasn't (?:here|around)|didn't exist|went away|ended it)\b"),
+    _e("suicide", "passive ideation",
+       r"\bi (?:just )?(?:didn't|don't|did not|do not|wouldn't|could stop|could just stop|want to stop|"
+       r"wish i could stop)"
+       r" (?:even )?exist(?:ing)?(?: anymore| any more| at all)?\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:feel|felt|feeling) like dying\b|\b(?:i'd|i would) rather (?:be dead|die)\b"),
+    _e("suicide", "passive ideation",
+       r"\bdone (?:with )?(?:living|life|being alive|existing)\b|\bcan't live (?:like this|"
+       r"with (?:this|myself)|anymore|any more)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:no ?one|nobody|no-one) would (?:even )?(?:miss me|(?:notice|care) if i (?:died|was gone|disappeared|"
+       r"wasn't here|wasn't around|killed myself|was dead))\b"),
+    _e("suicide", "preparatory act",
+       rf"\b(?:{_PILLS})\b.{{0,20}}\b(?:counted out|lined up|laid out|set aside|put aside|ready)\b|"
+       rf"\b(?:counted out|lin(?:ed|ing) up|laid out|set aside|put aside|hidden away) (?:\w+ ){{0,2}}{_PILLS}\b"),
+    _e("suicide", "method", r"\bgarage\b.{0,40}\bengine running\b|\bengine running\b.{0,40}\bgarage\b"),
+    _e("suicide", "method",
+       r"\b(?:knife|blade|razor|gun|pistol|scissors|glass)\b (?:to|against|on|at) my (?:wrists?|throat|neck|head|"
+       r"chest|temple|arm)\b"),
+    _e("suicide", "preparatory act",
+       r"\b(?:stood|standing|stand|sat|sitting|climbed|climbing|went up|go up) (?:on|to|onto|up to|at) (?:the )?"
+       r"(?:edge|ledge|railing|rail|top) of (?:the|a|my|that) (?:roof|bridge|building|cliff|balcony|platform|car park|"
+       r"parking (?:garage|structure)|tower|overpass)\b"),
+    _e("suicide", "plan", r"\b(?:text|texted|texting|messag\w*|sent|send|emailed) (?:\w+ ){0,3}goodbye\b"),
+    _e("suicide", "method",
+       r"\b(?:bridge|roof|rooftop|building|cliff|balcony|ledge|overpass|tracks|railway|train line|car park|"
+       r"parking (?:garage|structure))\b.{0,80}\b(?:think\w* about|thought about|want\w* to|urge to|feel like|"
+       r"tempted to)"
+       r" (?:jump\w*|throw\w* myself|step\w* off)\b|\b(?:think\w* about|thought about|want\w* to|urge to|feel like|"
+       r"tempted to) (?:jump\w*|throw\w* myself|step\w* off)\b.{0,80}\b(?:bridge|roof|rooftop|building|cliff|"
+       r"balcony|ledge|overpass|tracks|railway|train line)\b",
+       sentence=True),
+    _e("suicide", "preparatory act",
+       r"\b(?:gave|giving|given|give) (?:away )?(?:\w+ ){0,6}(?:away )?(?:to \w+ (?:\w+ )?)?.{0,40}\bwon't (?:be )?need"
+       r"(?:ing)? (?:them|it|any of (?:it|them|this))\b",
+       sentence=True),
+    # self-injury on purpose, whatever the means
+    _e("self_harm", "self-injury",
+       r"\b(?:carv\w*|scratch\w*|etch\w*|slic\w*|cut|cutting|burn\w*)\b.{0,30}\b(?:into|on|in) my (?:arms?|legs?|"
+       r"skin|wrists?|thighs?|stomach|hands?|belly|chest)\b"),
+    _e("self_harm", "self-injury",
+       r"\b(?:punch\w*|hit\w*|bang\w*|burn\w*|cut\w*|scratch\w*|bit|bite|biting|pull\w*|slam\w*|pick\w*)\b.{0,50}"
+       r"\b(?:on purpose|deliberately|intentionally|to feel (?:something|pain|better|real|anything)|to punish myself|"
+       r"until (?:my \w+|it|they|i) (?:bled|bleeds|bleed|bruised|was bleeding)|till (?:my \w+|it|they|i) "
+       r"(?:bled|bleeds|bleed))\b",
+       strong=True),
+    _e("self_harm", "self-injury",
+       r"\bcigarette burns?\b|\bburn(?:ed|t|ing)? (?:my ?self|my \w+) with (?:a |the )?(?:cigarette|lighter|match)"),
+    # harm to others: arson, pushing, wishing someone dead
+    _e("harm_to_others", "thoughts of harming others",
+       r"\bburn (?:his|her|their|my \w+'s) (?:house|place|car|apartment|flat) down\b|"
+       r"\bburn (?:it|the (?:house|place)) down with (?:him|her|them) in(?:side)? it\b"),
+    _e("harm_to_others", "thoughts of harming others",
+       r"\bpush(?:ing)? (?:him|her|them|people|someone|somebody|my \w+) (?:onto|in front of|off|down|into traffic)\b"),
+    _e("harm_to_others", "thoughts of harming others",
+       r"\b(?:want|wanted|wish|see|like to see) (?:him|her|them|my \w+) "
+       r"dead\b"),
+    # abuse: more agents, exposure
+    _e("abuse", "sexual",
+       r"\b(?:boss|coach|teacher|priest|pastor|babysitter|neighbou?r|doctor|tutor|landlord|"
+       r"manager)\b.{0,20}\btouch(?:ed|es|"
+       r"ing) (?:me|us|my|her|him)\b.{0,30}\b(?:inappropriate\w*|down there|private\w*|when|where|under|breasts?|butt|"
+       r"thighs?|without)\b"),
+    _e("abuse", "sexual", r"\bexposed (?:himself|herself|themselves) to (?:me|us|my \w+)\b"),
+])
+
 
 # --- look-alikes: a match inside one of these is not a risk statement --------------------------
 LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
@@ -372,6 +452,9 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"run|sprints?|drills?|lanes?|documentary|movie|film|song|scene|rates?|shelter|services|counsellor|counselor|"
     r"program\w*)\b",
     r"\b(?:social|career|political|financial|professional|commercial|electoral|brand) suicide\b",
+    r"\babus\w* (?:of )?(?:my |the |his |her |their )?(?:credit cards?|cards?|privileges?|position|power|trust|"
+    r"generosity|"
+    r"kindness|phone|body|sleeping pills|pills|painkillers|laxatives|prescriptions?)\b",
     r"\b(?:substance|alcohol|drug|opioid|prescription|steroid|laxative|caffeine|power|authority|trust|privilege|"
     r"the system|the system's) abus\w*|\babus\w* (?:of )?(?:alcohol|drugs|substances|the system|power|my position)\b",
     r"\b(?:elder|child) abuse (?:training|course|prevention)\b",
@@ -460,12 +543,36 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     # asking how to take one's medicines
     r"^(?:so |and |but |um |uh )*(?:can|should|do|could|would|is it (?:ok|okay|safe) (?:if|to)|"
     r"am i supposed to) i\b.{0,20}\btake\b.{0,40}",
+    r"\bhit (?:me|us) with (?:the|a|an|this|that|some|his|her) (?:\w+ )?(?:news|question|bill|fine|ticket|charge|fee|"
+    r"request|idea|deadline|truth|joke|line|story|invoice|rent|diagnosis|results?)\b",
+    r"\b(?:cat|cats|dog|dogs|puppy|kitten|horse|hamster|parrot|bird|mosquito\w*|bee|bees|wasp|snake|spider|tick|"
+    r"ants?|bugs?)"
+    r"\b.{0,15}\b(?:bit|bites|biting|scratch\w*|kick\w*|hit|hits|attack\w*|jump\w*) (?:me|us)\b",
+    r"\brather die than\b",
     r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|"
     r"put) a gun to my head\b",
 )]
 
 #: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
 SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (_re(r"\bkick(?:s|ed|ing)? (?:me|us)\b"), _re(r"\b(?:pregnan\w*|months along|weeks along|womb|bump|the baby)\b")),
+    (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
+     _re(r"\b(?:fix\w*|gutters?|clean\w*|repair\w*|paint\w*|install\w*|antenna|view|photos?|pictures?|selfies?|hik\w*|"
+         r"climb\w*|work(?:ing)? on|shingles|snow|roofer)\b")),
+    (_re(r"\bwon't (?:be )?need\w*"),
+     _re(r"\b(?:moving|move|moved|new (?:house|place|apartment|flat|job)|when i|after i|since i|because i|winter|"
+         r"summer|"
+         r"grew|outgrew|donat\w*|charity|goodwill|declutter\w*|thrift|in (?:florida|the city|the country|\w+ for))\b")),
+    (_re(r"\b(?:wanted|want|wanna|going) to die\b|\bcould(?: have|'ve)? died\b|\bkill(?:ed|s)? me\b"),
+     _re(r"\b(?:bored|boring|embarrass\w*|awkward|cringe\w*|mortif\w*|so funny|laugh\w*|hilarious|the bill|"
+         r"the price)\b")),
+    (_re(r"\bend(?:ed|ing|s)? (?:it|things)\b"),
+     _re(r"\b(?:ex|relationship|broke up|break ?up|boyfriend|girlfriend|marriage|divorce|mutual|dating|engagement|"
+         r"with (?:him|her|them)|contract|job|lease|friendship|subscription|the call)\b")),
+    (_re(r"\b(?:hit|hits|punch\w*|kick\w*|bit|bites|push\w*|slap\w*|smack\w*)\b"),
+     _re(r"\bplay[- ]?fight\w*|\bwrestl\w*|\brough ?hous\w*|\btypical siblings?\b|\bsibling rivalry\b|"
+         r"\bfighting over (?:a|the) "
+         r"toy\b|\bpillow fight\b|\bboxing\b|\bsparring\b|\bmartial arts\b|\bkarate\b")),
     (_re(r"\b(?:hit|hits|struck|knocked|rear-?ended|ran into|run into)\b"),
      _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|"
          r"intersection|"
