@@ -48,6 +48,7 @@ def cats(entries: list[dict[str, Any]]) -> set[str]:
     ("I have these thoughts about strangling my ex.", "harm_to_others"),
     ("I hit my kids when I lose my temper.", "abuse"),
     ("My mom left us alone for days when she was using.", "neglect"),
+    ("He hits me if I'm late home.", "abuse"),
 ])
 def test_the_ways_people_say_it_are_flagged_with_their_category(text: str, category: str) -> None:
     risk = said(text)
@@ -62,7 +63,8 @@ def test_the_ways_people_say_it_are_flagged_with_their_category(text: str, categ
     "We watched a movie about suicide bombers.", "I'm volunteering for a suicide prevention walk.",
     "I could kill him for eating my lunch.", "The nurse pushed me in a wheelchair.", "My back is killing me.",
     "My mom's going to kill me when she sees my grades.", "Some guy hit me from behind at a red light.",
-    "I've been beating myself up about the exam.",
+    "I've been beating myself up about the exam.", "My boss said he'd kill me if I was late again, ha.",
+    "My cat bites me when I stop petting her.", "I'd rather die than go to that party.",
 ])
 def test_idioms_literal_uses_and_media_are_not_flagged(text: str) -> None:
     risk = said(text)

@@ -46,6 +46,7 @@ from verbatim.notes.risk_lexicon import (
     QUESTION,
     QUESTION_LOOKALIKE,
     SENTENCE_LOOKALIKES,
+    TRIVIAL,
     Entry,
 )
 
@@ -230,6 +231,9 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
                         words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
                     continue
+                hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0))
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole):
+                    continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
                 if f is not None:
                     hits.append(f)

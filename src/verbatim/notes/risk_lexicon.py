@@ -54,7 +54,8 @@ _ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
 _HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
               r"choking|murder|murdering|beat up|beating up|attack|attacking|smother|smothering|poison|poisoning|"
-              r"run over|running over|punch|punching|break (?:his|her|their) (?:neck|legs?|face))")
+              r"run over|running over|punch|punching|drown|drowning|suffocate|suffocating|shake|shaking|throw|throwing|"
+              r"break (?:his|her|their) (?:neck|legs?|face))")
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ ENTRIES: list[Entry] = [
     # --- suicide: method, plan, preparation, attempts ------------------------------------------
     _e("suicide", "method",
        rf"\b(?:whole|a|the) (?:bunch|bottle|handful|pack|packet|box|load|lot|strip|jar) of (?:my |the |her |his |"
-       rf"those |these )?(?:\w+ )?{_PILLS}\b"),
+       rf"those |these )?(?:\w+(?:'s)? ){{0,2}}{_PILLS}\b"),
     _e("suicide", "method",
        rf"\b(?:all|every one|every single one) (?:of )?(?:my|the|those|these) (?:\w+ )?{_PILLS}\b"),
     _e("suicide", "method", rf"\btoo many (?:\w+ )?{_PILLS}\b"),
@@ -299,7 +300,8 @@ ENTRIES: list[Entry] = [
     _e("abuse", "emotional",
        r"\b(?:controls|control|controlled|takes|took|take|keeps|kept|checks|checked|reads|read|goes through|"
        r"went through|tracks|tracked|monitors) (?:all )?(?:of )?(?:my|our) (?:money|paycheck|pay|wages|salary|phone|"
-       r"messages|texts|emails|bank (?:card|account)|cards|car keys|keys|passport|location|benefits)\b"),
+       r"messages|texts|emails|bank (?:card|account)|cards|car keys|keys|passport|location|benefits|pension|savings|"
+       r"social security|disability (?:check|money)|allowance)\b"),
     _e("abuse", "emotional",
        r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |"
        r"my )?(?:kids|children|baby|son|daughter)|leave me|throw me out|kick me out|report me|out me|deport|hit|beat|"
@@ -429,6 +431,34 @@ ENTRIES.extend([
     _e("harm_to_others", "thoughts of harming others",
        r"\b(?:want|wanted|wish|see|like to see) (?:him|her|them|my \w+) "
        r"dead\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:stop|stopped|quit) (?:being|living)(?: here| alive| around| on this earth)\b|"
+       r"\bstop being (?:here|alive|around)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:imagin\w*|picture|picturing|think\w* about|plan\w*) my (?:own )?funeral\b"),
+    _e("suicide", "preparatory act",
+       r"\bwho (?:gets|will get|should get|would get) my (?:stuff|things|money|car|house|\w+)\b"),
+    _e("suicide", "past attempt",
+       rf"\b{_PILLS}\b.{{0,60}}\bwoke up in (?:the )?(?:er|hospital|icu|emergency room|a&e)\b"),
+    _e("suicide", "method",
+       r"\b(?:platform|edge|ledge|railing|tracks|bridge|roof|balcony|cliff)\b.{0,80}\b(?:how easy it would be to|"
+       r"think\w* about|want\w* to|urge to|tempted to) (?:just )?(?:step off|step in front|jump|fall|let go|"
+       r"lean over)\b",
+       sentence=True),
+    _e("suicide", "method",
+       r"\b(?:belt|rope|cord|scarf|sheet|cable|noose|ligature)\b.{0,40}\b(?:around|over|from|to) (?:the |my |a )?"
+       r"(?:closet rod|rod|beam|rafter|pipe|door|doorknob|hook|banister|railing|neck|tree|ceiling fan)\b"),
+    _e("self_harm", "self-injury",
+       r"\b(?:hot|heated|burning|lit|boiling)\b.{0,20}\b(?:on|to|against|into|onto) my (?:arms?|skin|legs?|wrists?|"
+       r"hands?|"
+       r"thighs?|stomach)\b"),
+    _e("neglect", "neglect", r"\b(?:never|wasn't any|wasn't enough|not enough|never enough|never any|hardly any) "
+       r"(?:food|groceries|dinner|meals)\b"),
+    _e("neglect", "neglect",
+       r"\b(?:nobody|no one|no-one|never) (?:came|would come|bothered) to (?:pick (?:me|us) up|get (?:me|us)|"
+       r"feed (?:me|us)|"
+       r"check on (?:me|us))\b|\b(?:basically|had to) (?:raised?|raising|took care of|look(?:ed)? after|fed) my "
+       r"(?:little |younger |baby )?(?:sisters?|brothers?|siblings)\b"),
     # abuse: more agents, exposure
     _e("abuse", "sexual",
        r"\b(?:boss|coach|teacher|priest|pastor|babysitter|neighbou?r|doctor|tutor|landlord|"
@@ -447,7 +477,7 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"fundraiser|campaign|volunteer\w*|walk|marathon|conference|seminar|webinar|workshop|module)\b.{0,40}\b"
     r"(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b",
     r"\b(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b.{0,3}\b(?:prevention|"
-    r"awareness|"
+    r"awareness|loss|survivors?|bereavement|support|groups?|meetings?|memorial|vigil|"
     r"hotline|helpline|charity|walk|training|course|module|research|statistics|bombers?|bombings?|squad|mission|doors?|"
     r"run|sprints?|drills?|lanes?|documentary|movie|film|song|scene|rates?|shelter|services|counsellor|counselor|"
     r"program\w*)\b",
@@ -553,13 +583,23 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"put) a gun to my head\b",
 )]
 
+#: a threat or a wish to harm said about something trivial or in jest ("he'd kill me if I was late again, ha")
+TRIVIAL = _re(r"\bif i (?:was|am|'m|were|get|got|show up|come in) (?:late|wrong)\b|\bif i (?:forget|forgot|mess|messed|"
+              r"break|broke|lose|lost|miss|missed|spill|spilled|don't finish|eat|ate|scratch|dent)\b|\b(?:ha(?:ha)+|"
+              r"ha|lol|"
+              r"lmao|jk)\b|\b(?:joking|kidding)\b")
+
 #: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
 SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\bkick(?:s|ed|ing)? (?:me|us)\b"), _re(r"\b(?:pregnan\w*|months along|weeks along|womb|bump|the baby)\b")),
     (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
      _re(r"\b(?:fix\w*|gutters?|clean\w*|repair\w*|paint\w*|install\w*|antenna|view|photos?|pictures?|selfies?|hik\w*|"
          r"climb\w*|work(?:ing)? on|shingles|snow|roofer)\b")),
-    (_re(r"\bwon't (?:be )?need\w*"),
+    (_re(r"\bwoke up in\b"), _re(r"\b(?:surgery|operation|procedure|anaesthe\w*|anesthe\w*|scheduled|colonoscopy|"
+                                 r"recovery room)\b")),
+    (_re(r"\b(?:hot|heated|burning|lit|boiling)\b"),
+     _re(r"\b(?:hot water bottle|heating pad|heat pack|heat pad|compress|hot towel|cramps|sore|physio\w*|massage)\b")),
+    (_re(r"\bwon't (?:be )?need\w*|\bwho (?:gets|will get|should get|would get) my\b"),
      _re(r"\b(?:moving|move|moved|new (?:house|place|apartment|flat|job)|when i|after i|since i|because i|winter|"
          r"summer|"
          r"grew|outgrew|donat\w*|charity|goodwill|declutter\w*|thrift|in (?:florida|the city|the country|\w+ for))\b")),
