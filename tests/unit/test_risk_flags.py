@@ -120,6 +120,7 @@ def test_a_clarifying_question_then_never_is_a_denial_when_asked() -> None:
         assert "suicide" in cats(risk["denials"])
         assert all(d["question"]["speaker"] == "therapist" for d in risk["denials"])
     assert two_turns["denials"][0]["segment_id"] == "seg-3"
+    assert two_turns["denials"][0]["question"]["quote"] == "Have you had any thoughts of killing yourself?"
 
 
 def test_therapist_screening_questions_and_safety_advice_are_never_flags() -> None:

@@ -353,43 +353,54 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     denied: list[dict[str, Any]] = []
     family: list[dict[str, Any]] = []
     turns = _turns(items)
-    pending: tuple[list[Unit], frozenset[str], bool] | None = None  # (question turn, topic, inverted)
+    pending: _Asked | None = None
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
             pending = _asks(turn, pending, recent)
-            recent = (recent + [pending[1]])[-3:] if pending else recent[-3:]
+            recent = (recent + [pending.topic])[-3:] if pending else recent[-3:]
             continue
         if first.role != CLIENT:
             continue
         question: list[Unit] | None = None
         topic: frozenset[str] = frozenset()
         inverted = False
-        if pending is not None and first.position == pending[0][-1].position + 1:
-            question, topic, inverted = pending
-        pending = None
+        if pending is not None and first.position == pending.position + 1:
+            question, topic, inverted = pending.question, pending.topic, pending.inverted
         t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
         found += t_flags
         denied += t_denials
         family += t_family
-        if carry is not None and question is not None:
-            pending = (question[:-1] + [turn[-1]], topic | carry, inverted)  # a clarification: the question stands
+        # A clarification ("What, like suicidal?"): the question stands for the next answer.
+        pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
+                   if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
     return {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied, "family_history": family,
             "checked": NOTHING_DETECTED}
 
 
-def _asks(turn: list[Unit], previous: tuple[list[Unit], frozenset[str], bool] | None,
-          recent: list[frozenset[str]]) -> tuple[list[Unit], frozenset[str], bool] | None:
+@dataclass(frozen=True)
+class _Asked:
+    """A clinician question waiting for its answer: its turn (cited), topic, whether "no" is the
+    disclosure, and the position of the last turn of the exchange (the answer must follow it)."""
+
+    question: list[Unit]
+    topic: frozenset[str]
+    inverted: bool
+    position: int
+
+
+def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]]) -> _Asked | None:
     """The question a clinician turn puts (its topic), or None when it asks nothing about risk."""
     sentences = [u.text for u in turn]
     if not any(u.question for u in turn):
         # "Yes, that's what I mean." after a client's clarification keeps the question standing.
-        follows_it = previous is not None and previous[0][-1].position + 1 == turn[0].position
+        follows_it = previous is not None and previous.position + 1 == turn[0].position
         if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
-            return (turn, previous[1] | question_topic([*sentences, "?"]), previous[2])
+            return _Asked(previous.question, previous.topic | question_topic([*sentences, "?"]), previous.inverted,
+                          turn[-1].position)
         return None
     topic = question_topic(sentences)
     if not topic:
@@ -401,7 +412,7 @@ def _asks(turn: list[Unit], previous: tuple[list[Unit], frozenset[str], bool] | 
         return None
     text = " ".join(normalise(u.text) for u in turn if u.question)
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    return (turn, topic, inverted)
+    return _Asked(turn, topic, inverted, turn[-1].position)
 
 
 Entries = list[dict[str, Any]]
