@@ -231,7 +231,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
                         words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
                     continue
-                hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0))
+                hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
                 if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole):
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)

@@ -300,7 +300,7 @@ ENTRIES: list[Entry] = [
     _e("abuse", "emotional",
        r"\b(?:controls|control|controlled|takes|took|take|keeps|kept|checks|checked|reads|read|goes through|"
        r"went through|tracks|tracked|monitors) (?:all )?(?:of )?(?:my|our) (?:money|paycheck|pay|wages|salary|phone|"
-       r"messages|texts|emails|bank (?:card|account)|cards|car keys|keys|passport|location|benefits|pension|savings|"
+       r"messages|texts|emails|bank (?:card|account)|cards|passport|location|benefits|pension|savings|"
        r"social security|disability (?:check|money)|allowance)\b"),
     _e("abuse", "emotional",
        r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |"
@@ -459,6 +459,45 @@ ENTRIES.extend([
        r"feed (?:me|us)|"
        r"check on (?:me|us))\b|\b(?:basically|had to) (?:raised?|raising|took care of|look(?:ed)? after|fed) my "
        r"(?:little |younger |baby )?(?:sisters?|brothers?|siblings)\b"),
+    _e("suicide", "perceived burdensomeness",
+       r"\b(?:i'm|i am|i feel like (?:i'm|i am)|i've become|i'm just|feel like) (?:such |just |"
+       r"nothing but )?a burden\b|"
+       r"\b(?:everyone|everybody|they|people|my (?:family|kids|wife|husband|parents)) (?:would|"
+       r"'d) (?:all )?be better off(?=[\s.!?]*$)"),
+    _e("suicide", "passive ideation",
+       r"\b(?:don't think|do not think|not sure|doubt|don't know if) (?:that )?i can (?:keep (?:living|going|on)|go on|"
+       r"do this (?:anymore|much longer)|survive (?:this|another))\b"),
+    _e("suicide", "method",
+       r"\b(?:gun|pills|rope|knife|razor|blade|belt|car)\b.{0,60}\b(?:thought about|thinking about|think about|tempted "
+       r"to|urge to) us(?:e|ing) (?:it|them)(?: on myself)?\b",
+       sentence=True),
+    _e("suicide", "passive ideation",
+       r"\b(?:hope|hoping|wish|wishing|pray\w*)\b.{0,40}\b(?:and die|and not survive|and not make it|get killed|"
+       r"die in (?:a|the|my) (?:crash|accident|sleep))\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:don't|do not|doesn't|wouldn't) (?:really |even )?care (?:if|whether) i (?:live|die|wake up|make it|"
+       r"survive)\b"),
+    _e("suicide", "passive ideation", r"\b(?:go to sleep|fall asleep|sleep) (?:forever|for good|and never wake)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:easier|better|simpler|nicer|a relief) (?:to|if i (?:was|were)|for me to) (?:just )?(?:be )?dead\b"),
+    _e("self_harm", "self-injury",
+       r"\b(?:fresh|new|deep) cuts? (?:on|in|across) my (?:arms?|wrists?|legs?|thighs?|stomach|hips?)\b|"
+       r"\bcuts (?:on|in|across) my (?:arms?|wrists?|thighs?|hips?)\b"),
+    _e("harm_to_others", "thoughts of harming others",
+       r"\bshoot(?:ing)? up (?:my|the|a|that) (?:school|office|work|workplace|church|mall|class|party|store)\b"),
+    _e("abuse", "abuse of someone else",
+       r"\b(?:carer|caregiver|aide|son|daughter|grandson|granddaughter|nephew|niece|brother|sister|husband|wife|"
+       r"partner|"
+       r"boyfriend|girlfriend|family|roommate|stepson|stepdaughter)\b.{0,30}\b(?:steals?|stealing|stole|takes|took|"
+       r"taking)"
+       r"\b.{0,20}\b(?:my|her|his|their) (?:money|medications?|meds|pills|pension|savings|jewel\w*|checks?|"
+       r"bank cards?)\b"),
+    _e("neglect", "neglect",
+       r"\b(?:was|were|got|being|been) left (?:at home |home )?alone\b.{0,30}\b(?:for days|for hours|all day|all night|"
+       r"overnight|for (?:a |the )?(?:week|weekend)|as a (?:kid|child)|when i was)\b"),
+    _e("neglect", "neglect",
+       rf"\b(?:nobody|no one|no-one) (?:takes|took|is taking|was taking) care of (?:me|us|{_DEPENDENT})\b|"
+       rf"\b(?:nobody|no one|no-one) (?:looks|looked) after (?:me|us|{_DEPENDENT})\b"),
     # abuse: more agents, exposure
     _e("abuse", "sexual",
        r"\b(?:boss|coach|teacher|priest|pastor|babysitter|neighbou?r|doctor|tutor|landlord|"
@@ -595,6 +634,9 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
      _re(r"\b(?:fix\w*|gutters?|clean\w*|repair\w*|paint\w*|install\w*|antenna|view|photos?|pictures?|selfies?|hik\w*|"
          r"climb\w*|work(?:ing)? on|shingles|snow|roofer)\b")),
+    (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy)\b")),
+    (_re(r"\bkeep going\b|\bgo on\b"), _re(r"\b(?:at|in|with) (?:this|that|my|the) (?:job|work|pace|school|course|team|"
+                                             r"relationship|schedule|diet|programme|program)\b")),
     (_re(r"\bwoke up in\b"), _re(r"\b(?:surgery|operation|procedure|anaesthe\w*|anesthe\w*|scheduled|colonoscopy|"
                                  r"recovery room)\b")),
     (_re(r"\b(?:hot|heated|burning|lit|boiling)\b"),
@@ -617,9 +659,10 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
      _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|"
          r"intersection|"
          r"traffic|parking lot|ball|puck|wave|door|branch|cupboard|shelf|cabinet|pole|ladder)\b")),
-    (_re(r"\bcut(?:ting)? my ?self\b|\bcut my (?:\w+ )?(?:arms?|wrists?|legs?|thighs?|hands?|fingers?)\b"),
+    (_re(r"\bcut(?:ting)? my ?self\b|\bcut my (?:\w+ )?(?:arms?|wrists?|legs?|thighs?|hands?|fingers?)\b|\bcuts\b"),
      _re(r"\b(?:shaving|cooking|chopping|slicing|kitchen|knife slipped|opening|gardening|paper|can of|tin|broken glass|"
-         r"by accident|accidentally|it was an accident|onions?|vegetables|bread)\b")),
+         r"by accident|accidentally|it was an accident|onions?|vegetables|bread|brambles|thorns|fence|barbed wire|"
+         r"fell|fall|cat|dog|scratches from|rose bush|bike)\b")),
     (_re(r"\bhurt(?:s|ing)? my ?self\b"),
      _re(r"\b(?:tripped|fell|fall|falling|slipped|accident\w*|lifting|gym|workout|playing|sprain\w*|twist\w*|ladder|"
          r"stairs|ice|bike|skiing|running|football|soccer|basketball|tennis)\b")),
