@@ -16,8 +16,11 @@ clinical term a flag gives as its reason:
 ``LOOKALIKES`` are the harmless uses that share those words — idioms ("my back is killing
 me", "I could kill him for eating my lunch"), literal accidents ("cut myself shaving",
 "tripped and hurt myself") and media or campaigns ("a suicide prevention walk", "suicide
-bombers"). ``QUESTION`` is the therapist's side: the second-person wording of a screening
-question (a "safe at home" question is asked the other way round: no is the disclosure).
+bombers"); ``SENTENCE_LOOKALIKES`` pair risk words with a context anywhere in the sentence that
+makes them literal (a car in "the person who hit me", a gutter on "the edge of the roof");
+``TRIVIAL`` marks a threat said in jest or about nothing ("…if I was late again, ha").
+``QUESTION`` is the therapist's side: the second-person wording of a screening question (a
+"safe at home" question is asked the other way round: no is the disclosure).
 
 Entries are phrase patterns over grammatical slots (a pronoun, a relation, a pill word), not
 sentences of any test set; the negation and speaker logic lives in ``verbatim.notes.risk``.
