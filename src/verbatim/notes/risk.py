@@ -201,6 +201,8 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
                 r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|"
                 r"afraid)\b", before):
             category, kind = "abuse", "abuse by the client"
+    if category == "abuse" and kind == "physical" and " my " in f" {m.group(0)} " and _agent_is_client(before):
+        return None  # "I banged my head on the door": the client's own accident
     if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
         kind = "abuse by the client"
     if _hypothetical(clause, m.start()):
@@ -283,7 +285,7 @@ _NO = re.compile(
     r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|"
     r"i won't|"
     r"i'm not|i am not|not me|(?:he|she|they) (?:doesn't|don't|hasn't|haven't|never|didn't|wouldn't)|nobody|no one|"
-    r"not anything)\b")
+    r"not anything|not (?:for|in|since) (?:a while|a few|a long time|\w+ (?:weeks|months|years)|ages|years|months))\b")
 _YES = re.compile(
     r"^(?:yes|yeah|yep|yup|ya|yea|mm-?hmm|uh-?huh|sometimes|kind of|kinda|sort of|sorta|a (?:little|bit|lot)|i guess|"
     r"maybe|"
@@ -297,9 +299,8 @@ _STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won
                          r"(?:i|he|she|they|it) used to)\b")
 _UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
                      r"i can't say|i guess not sure)\b")
-_PAST_ANSWER = re.compile(r"^not (?:anymore|any more|since|for a while|for a few|in a while|in (?:a few|"
-                          r"\w+) (?:weeks|months|"
-                          r"years))\b|^no longer\b|^not as much\b")
+#: "not anymore": it happened; "not for two years now" is a denial of now (its quote keeps the history)
+_PAST_ANSWER = re.compile(r"^not (?:anymore|any more)\b|^no longer\b|^not as much\b")
 _CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
                       r"about|with|me)\b")
 

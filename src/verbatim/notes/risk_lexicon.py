@@ -53,7 +53,8 @@ _OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other
           rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
 _ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
-               r"smack\w*|whip\w*|whupp?\w*|spank\w*|shook|shakes|shaking|burn(?:s|ed|t)|bit|bites|threw|throws|"
+               r"smack\w*|whip\w*|whupp?\w*|spank\w*|shook|shakes|shaking|burn|burns|burned|burnt|bit|bite|bites|"
+               r"threw|throws|"
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
 _HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
               r"choking|murder|murdering|beat up|beating up|attack|attacking|smother|smothering|poison|poisoning|"
@@ -133,7 +134,8 @@ ENTRIES: list[Entry] = [
        r"\b(?:not sure|don't know|do not know|unsure|wonder) (?:if |whether |that |why )?i (?:even |really )?(?:want|"
        r"wanna) to (?:live|be alive|be here|keep (?:going|living)|go on|wake up)\b"),
     _e("suicide", "passive ideation",
-       r"\bwhat's the point (?:of|in) (?:living|being alive|being here|going on|life|waking up)\b"),
+       r"\bwhat's the point (?:of|in) (?:living|being alive|being here|going on|life|waking up)\b|\bpoint (?:of|in) "
+       r"(?:staying|being|keeping|going on) (?:alive|here|around|living)\b"),
     _e("suicide", "passive ideation", r"\b(?:isn't|is not|not|ain't|wasn't) worth (?:living|it anymore|being alive)\b"),
     _e("suicide", "passive ideation", rf"\bbetter off (?:dead|gone|{_ME_GONE})\b"),
     _e("suicide", "passive ideation",
@@ -308,7 +310,10 @@ ENTRIES: list[Entry] = [
     _e("abuse", "emotional",
        r"\bthreat\w*\b (?:to |that )?(?:(?:he|she|they)(?:'ll| will|'d| would) )?(?:kill|hurt|take (?:the |"
        r"my )?(?:kids|children|baby|son|daughter)|leave me|throw me out|kick me out|report me|out me|deport|hit|beat|"
-       r"burn|ruin|leave with)\b"),
+       r"burn|ruin|leave with|tell (?:everyone|people|my|the|your|his|her|them|everybody)|expose|post|send|"
+       r"call (?:the )?"
+       r"(?:police|cops|immigration)|have me (?:deported|committed|arrested|locked up)|commit me|kill (?:him|her)self|"
+       r"hurt (?:him|her)self)\b"),
     _e("abuse", "emotional", r"\bthreaten(?:s|ed|ing)? (?:me|us|my)\b"),
     _e("abuse", "emotional",
        r"\b(?:controls|controlled|controlling|control) (?:all )?(?:of )?(?:the|my|our) (?:money|finances|"
@@ -324,7 +329,7 @@ ENTRIES: list[Entry] = [
        r"\b(?:screams|yells|shouts|swears|screamed|yelled|shouted|swore|screaming|yelling|"
        r"shouting)(?: and \w+)? at me\b.{0,40}\b(?:all the time|every day|every night|constantly|calls me|"
        r"in front of|until|names|threaten\w*)\b"),
-    _e("abuse", "emotional", r"\block(?:s|ed)? me (?:in|out|up)\b"),
+    _e("abuse", "emotional", r"\block(?:s|ed)? (?:me|us) (?:in|out|up)\b"),
     _e("abuse", "abuse", r"\babus(?:e|es|ed|ive|er|ers|ing)\b"),
     _e("abuse", "abuse of someone else",
        r"\b(?:taking|took|takes|stealing|stole|steals|draining|drained) (?:\w+ )?(?:money|cash|savings|"
@@ -501,6 +506,38 @@ ENTRIES.extend([
     _e("neglect", "neglect",
        rf"\b(?:nobody|no one|no-one) (?:takes|took|is taking|was taking) care of (?:me|us|{_DEPENDENT})\b|"
        rf"\b(?:nobody|no one|no-one) (?:looks|looked) after (?:me|us|{_DEPENDENT})\b"),
+    _e("suicide", "method",
+       r"\b(?:think\w* about|want\w* to|tempted to|urge to|feel like|imagine|picture) (?:just )?(?:swerv|crash|driv|"
+       r"steer)"
+       r"\w* (?:my car |the car )?(?:\w+ ){0,2}into (?:oncoming traffic|traffic|a tree|a wall|a truck|a lorry|"
+       r"the river|"
+       r"a pole|the median|a bridge)\b"),
+    _e("suicide", "passive ideation", r"\b(?:because|since|as|cause|'cause) i (?:won't|will not) be (?:here|around)\b"),
+    _e("suicide", "passive ideation", r"\bjust want (?:it )?to be (?:done|over)(?: with (?:it all|everything|life))?"
+       r"(?=[\s.!?]*$)"),
+    _e("suicide", "past attempt",
+       r"\b(?:almost|nearly) (?:took|take|swallowed|swallow) (?:them|it|the (?:whole )?(?:bottle|lot|pills)) all\b|"
+       r"\b(?:almost|nearly) (?:overdosed|jumped|hanged myself|took the pills|swallowed the pills)\b"),
+    _e("suicide", "preparatory act",
+       r"\blook(?:ed|ing)? up (?:the )?(?:tallest|highest) (?:building|bridge|point|cliff|"
+       r"tower|place)\b"),
+    _e("suicide", "passive ideation",
+       r"\b(?:i'd|i would) rather not (?:exist|be here|be alive|be around|wake up|live)\b"),
+    _e("self_harm", "self-injury",
+       r"\b(?:dig|digging|dug|claw\w*)\b.{0,20}\b(?:nails|fingernails)\b.{0,30}\b(?:until|till|so hard)\b"),
+    _e("harm_to_others", "thoughts of harming others",
+       r"\b(?:put\w*|slip\w*) something in (?:his|her|their|my \w+'s) (?:drink|food|coffee|tea|meal)\b|"
+       r"\bmake (?:him|her|them) (?:sick|bleed|suffer)\b"),
+    _e("abuse", "physical",
+       r"\b(?:slam\w*|bash\w*|smash\w*|bang\w*|knock\w*|shov\w*|push\w*) my (?:head|face)\b.{0,20}\b(?:against|into|on|"
+       r"through)\b"),
+    _e("neglect", "neglect",
+       r"\b(?:sitting|lying|left|sat|lies|sits) in (?:her|his|their|my) own (?:waste|urine|pee|poop|feces|faeces|"
+       r"mess|filth)"
+       r"\b|\b(?:never|doesn't|don't|nobody|no one|no-one) (?:ever )?checks? (?:in )?on (?:her|him|them|me|us|"
+       r"my \w+)\b"),
+    _e("neglect", "neglect", r"\bwithout (?:any )?(?:dinner|food|meals|eating|water)\b.{0,20}\bfor (?:days|a day|hours|"
+       r"the whole)\b"),
     # abuse: more agents, exposure
     _e("abuse", "sexual",
        r"\b(?:boss|coach|teacher|priest|pastor|babysitter|neighbou?r|doctor|tutor|landlord|"
@@ -634,6 +671,8 @@ TRIVIAL = _re(r"\bif i (?:was|am|'m|were|get|got|show up|come in) (?:late|wrong)
 #: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
 SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\bkick(?:s|ed|ing)? (?:me|us)\b"), _re(r"\b(?:pregnan\w*|months along|weeks along|womb|bump|the baby)\b")),
+    (_re(r"\b(?:bit|bites|biting|hit|hits|kick\w*|slap\w*|scratch\w*|pinch\w*) (?:me|us)\b"),
+     _re(r"\b(?:toddler|infant|newborn|teething|tantrums?|two-year-old|three-year-old|terrible twos)\b")),
     (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
      _re(r"\b(?:fix\w*|gutters?|clean\w*|repair\w*|paint\w*|install\w*|antenna|view|photos?|pictures?|selfies?|hik\w*|"
          r"climb\w*|work(?:ing)? on|shingles|snow|roofer)\b")),
