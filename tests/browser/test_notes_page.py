@@ -59,7 +59,7 @@ def test_draft_watch_evidence_edit_sign_export(web: Web, alice: str, tmp_path: P
     run_note(build_context(web.settings), note_id)
     page.get_by_role("heading", name="Subjective").wait_for()
     assert page.get_by_role("heading", name="Risk flags").is_visible()
-    assert page.get_by_text("None found in the transcript").is_visible()
+    assert page.get_by_text("No risk statements detected by the automatic check").is_visible()
     assert not page.get_by_role("link", name="Download PDF").count()
 
     first = page.locator("a.sentence").first

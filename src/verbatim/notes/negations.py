@@ -2,7 +2,9 @@
 
 A negation is never inferred from silence: the clinician's question must name the topic and
 the client's next turn must answer it negatively ("No.", "Not really.", "No, never."). Both
-segments are cited.
+segments are cited. A "no" the same turn takes back ("Not now. Back in college I did, though.",
+"No. Well, actually…") or that the risk check reads as a disclosure is not a denial, and nor is
+a "no" to a question asked the other way round ("Do you feel safe at home?").
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from verbatim.notes import risk
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit, follows
+from verbatim.notes.risk_lexicon import INVERTED_QUESTION
 
 _LEAD = re.compile(
     r"^(?:(?:and|so|okay|ok|now|also|um|uh)[, ]+)*(?:have you (?:had|been having|noticed|felt|experienced|been)|"
@@ -45,6 +49,7 @@ def denials(items: list[Unit], *, endorsements: bool = False) -> list[Denial]:
     """Every clinician question with a topic whose very next client sentence is a negative answer
     (and, with ``endorsements``, a positive one: "Client endorses …")."""
     found = []
+    disclosed = {f["segment_id"] for f in risk.flags(items)["flags"]}
     for i, unit in enumerate(items):
         if unit.role != CLINICIAN or not unit.question:
             continue
@@ -52,9 +57,22 @@ def denials(items: list[Unit], *, endorsements: bool = False) -> list[Denial]:
         if topic is None:
             continue
         answer = next((u for u in items[i + 1:] if u.segment_id != unit.segment_id), None)
-        if answer is not None and answer.role == CLIENT and follows(answer, unit) and tx.negative_answer(answer.text):
+        if (answer is not None and answer.role == CLIENT and follows(answer, unit) and tx.negative_answer(answer.text)
+                and not INVERTED_QUESTION.search(unit.text) and answer.segment_id not in disclosed
+                and not _taken_back(answer, items)):
             found.append(Denial(topic, unit, answer))
         elif (endorsements and answer is not None and answer.role == CLIENT and follows(answer, unit)
               and tx.positive_answer(answer.text)):
             found.append(Denial(topic, unit, answer, endorsed=True))
     return found
+
+
+_TAKE_BACK = re.compile(r"^(?:(?:um+|uh+|so|and|oh)\W+)*(?:well,? actually|actually|but|though|except|"
+                        r"well,? i (?:did|have|do|was)|i (?:did|have|do|was|used to)\b.*\b(?:though|once|before|"
+                        r"back then)\b|(?:back|once|one time)\b)", re.I)
+
+
+def _taken_back(answer: Unit, items: list[Unit]) -> bool:
+    """Whether a later sentence of the answer's turn takes the "no" back ("No. Well, actually…")."""
+    rest = [u for u in items[answer.order + 1:] if u.segment_id == answer.segment_id]
+    return any(_TAKE_BACK.search(u.text.strip()) for u in rest)

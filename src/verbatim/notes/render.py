@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from verbatim.notes.risk import NOTHING_DETECTED
+
 
 def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
     """The note's text: risk flags first, then each section with its sentences (and citations if asked)."""
@@ -13,9 +15,17 @@ def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
     if risk is not None:
         lines.append("RISK FLAGS")
         if not risk.get("flags"):
-            lines.append("  none found (statements about suicide, self-harm, harm to others, abuse, neglect)")
+            lines.append(f"  {risk.get('checked') or NOTHING_DETECTED}")
         for f in risk.get("flags", []):
-            lines.append(f'  [{f["category"]}] {f["speaker"]} at {_clock(f["start_s"])}: "{f["quote"]}"')
+            kind = f" ({f['kind']})" if f.get("kind") else ""
+            when = _clock(f["start_s"])
+            lines.append(f'  [{f["category"]}]{kind} {f["speaker"]} at {when}: "{f["quote"]}"{_asked(f)}')
+        for d in risk.get("denials", []):
+            lines.append(f'  denied when asked [{d["category"]}] {d["speaker"]} at {_clock(d["start_s"])}: '
+                         f'"{d["quote"]}"{_asked(d)}')
+        for h in risk.get("family_history", []):
+            lines.append(f'  family or others\' history [{h["category"]}] {h["speaker"]} at {_clock(h["start_s"])}: '
+                         f'"{h["quote"]}"')
         lines.append("")
     for section in body.get("sections", []):
         lines.append(str(section["name"]).upper())
@@ -37,6 +47,11 @@ def diff(before: str, after: str, from_version: int, to_version: int) -> str:
     """A unified diff of two versions' plain text."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=f"v{from_version}", tofile=f"v{to_version}"))
+
+
+def _asked(entry: dict[str, Any]) -> str:
+    q = entry.get("question")
+    return f' (asked: "{q["quote"]}")' if q else ""
 
 
 def _clock(seconds: float) -> str:

@@ -1,96 +1,535 @@
-"""Risk flags: statements about suicide, self-harm, harm to others, abuse or neglect in the record.
+"""Risk flags: what a client says about suicide, self-harm, harm to others, abuse or neglect.
 
-Found, never invented: each flag quotes the sentence with its segment id, speaker and time. A
-clinician's question about risk is not a flag; a negative answer to it is a denial (recorded
-as such, with both segments); the client's own statement is a flag unless it negates itself
-("I would never hurt myself" is listed as a denial, not a flag). A record with none says
-"none found" — never "no risk": a lexicon finds what is said in its words, not what is meant.
+A safety net, not an assessment. Found, never invented: each flag quotes the client's exact
+words (the sentence as said, fillers and all) with segment id, speaker, time, category, the
+clinical kind ("passive ideation", "past attempt", "emotional") and why it was flagged.
+
+How a client turn is read:
+
+- **Speaker.** Only the client's words are flagged. A clinician's screening question or safety
+  advice is never a flag; a question gives its topic to the client's answer, which is read with
+  it: "Um... kind of, yeah" is a yes (the fillers are not the answer), "No, never" is a denial,
+  "What, like suicidal?" is a clarification and the next answer still answers the question.
+  "Do you feel safe at home?" is asked the other way round: "No" is the disclosure.
+- **Clauses and negation scope.** A sentence is cut into clauses; a negation cue governs a
+  risk phrase only when nothing but function words, intent or belief verbs ("I would never
+  really think about killing myself") stand between them. So "My ex forced me to have sex when
+  I said no" and "If things don't change by the end of the month I'm going to kill myself"
+  stay disclosures, and a negation that *is* the risk ("I don't want to live like this
+  anymore") is part of the phrase, not a denial. "I'm not sure I want to live" is a hedge;
+  "he doesn't hit me anymore" says it happened.
+- **Denials.** A topic asked about and denied is a denial (with the question); a denial and
+  then a disclosure in the same turn ("Not now. Back in college I did, though.") is a flag.
+- **Look-alikes.** Idioms, literal accidents and media (``risk_lexicon.LOOKALIKES``) are not
+  risk. Another person's suicide or self-harm ("my uncle died by suicide") is family history.
+
+Why our own code: clinical negation libraries (NegEx/ConText, e.g. negspacy, medspaCy) scope a
+cue over a fixed window of written-note text ("denies SI"); spoken first-person risk talk
+carries negation inside the risk phrase itself and across question and answer turns, and
+spaCy would add a large dependency for a tokenizer. The rules here are small and deterministic.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from verbatim.notes import text as tx
-from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit, follows
+from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit
+from verbatim.notes.risk_lexicon import (
+    ANAPHORIC_QUESTION,
+    ENTRIES,
+    FOLLOW_UP_QUESTION,
+    INVERTED_QUESTION,
+    LOOKALIKES,
+    QUESTION,
+    QUESTION_LOOKALIKE,
+    SENTENCE_LOOKALIKES,
+    TRIVIAL,
+    Entry,
+)
 
-CATEGORIES: dict[str, re.Pattern[str]] = {
-    "suicide": re.compile(
-        r"\b(suicid\w*|kill(?:ing)? (?:myself|themselves|yourself|himself|herself)|"
-        r"end(?:ing)? (?:my|your) (?:own )?life|"
-        r"take (?:my|your) (?:own )?life|end it all|(?:don't|do not) want to (?:be alive|live|wake up)|"
-        r"better off (?:dead|without me)|no reason to live|want(?:ed)? to die|wish i (?:was|were) dead)\b", re.I),
-    "self_harm": re.compile(
-        r"\b(self[- ]?harm\w*|cut(?:ting)? (?:myself|yourself|my (?:arms?|wrists?|legs?))|"
-        r"hurt(?:ing)? (?:myself|yourself)|burn(?:ing|ed)? (?:myself|yourself)|scratch(?:ing)? (?:myself|yourself)|"
-        r"harm(?:ing)? (?:myself|yourself))\b", re.I),
-    "harm_to_others": re.compile(
-        r"\b(kill(?:ing)? (?:him|her|them|you|someone|somebody|anyone)|"
-        r"hurt(?:ing)? (?:him|her|them|someone|somebody|anyone|other people)|"
-        r"harm(?:ing)? (?:him|her|them|someone|anyone|others)|make (?:him|her|them) pay|get back at (?:him|her|them)|"
-        r"(?:stab|shoot|strangle) (?:him|her|them))\b", re.I),
-    "abuse": re.compile(
-        r"\b(abus\w*|hits? me|hit me|beat(?:s|ing)? me|slap(?:s|ped)? me|push(?:es|ed)? me|choke[sd]? me|"
-        r"molest\w*|touched me|forced me|rape[ds]?|threaten(?:s|ed)? (?:me|to (?:hurt|kill)))\b", re.I),
-    "neglect": re.compile(
-        r"\b(neglect\w*|left (?:home )?alone (?:for days|overnight|all weekend)|no food|not enough (?:food|to eat)|"
-        r"went hungry|nobody (?:takes care|looks after|feeds)|(?:doesn't|don't|didn't) feed)\b", re.I),
-}
-
+CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
+#: ``status`` of a record with no flag (kept for stored notes and clients); the words a note
+#: shows are ``NOTHING_DETECTED``
 NONE_FOUND = "none found"
+FOUND = "found"
+#: what a note says when no flag was raised: what was checked, never an assessment
+NOTHING_DETECTED = ("No risk statements detected by the automatic check (suicide, self-harm, harm to others, "
+                    "abuse, neglect); this is not a risk assessment.")
 
 
-def categories_in(sentence: str) -> list[str]:
-    """The risk categories whose words ``sentence`` contains."""
-    return [name for name, pattern in CATEGORIES.items() if pattern.search(sentence)]
+@dataclass(frozen=True)
+class Finding:
+    """One risk phrase in one clause: ``negated`` (a denial), ``other_person`` (family history)."""
+
+    category: str
+    kind: str
+    words: str
+    negated: bool = False
+    other_person: bool = False
+    past: bool = False
 
 
-def flags(items: list[Unit]) -> dict[str, Any]:
-    """``{"status": "found"|"none found", "flags": [...], "denials": [...]}`` for a client's record.
+# --- clause reading ------------------------------------------------------------------------
+_CLAUSE = re.compile(r"\s*[;:!?]\s*|\s*,\s*|\s+[-–—]+\s+|\.\s+|\.{2,}\s*|(?<!even)\s+(?=(?:but|though|although|except|"
+                     r"whereas|because|cause|'cause|so that|unless)\b)", re.I)
+_ADVERB_COMMA = re.compile(r"\b(never|not|no|ever|really|honestly|seriously),\s+(?=(?:ever|never|really|not|"
+                           r"no)\b)", re.I)
+_TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+_NEG_CUES = frozenset({"not", "never", "no", "nobody", "nothing", "none", "noone", "neither", "nor", "nah", "nope",
+                       "cannot", "without", "hardly"})
+#: words a negation reaches across to the risk phrase (function words, intent and belief verbs)
+_TRANSPARENT = frozenset(re.findall(r"\S+", """
+i i'd i'm i'll i've im id ive would will could should might may must shall ever really actually even honestly
+seriously truly think thinking thought thoughts believe feel felt feeling like want wanted wanting wanna going
+gonna to plan planning planned intend intending intention have has had having been be being am is are was were
+any of about do did does doing done it that anything something consider considered considering urge urges
+desire try tried trying again so just at all a an the there he she they my me you your his her their one ones
+kind sort certainly definitely absolutely currently now right lately recently much more mean yet quite still
+once or anybody anyone someone somebody ever-- physically also thing things those these this other people else
+"""))
+_PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these days)\b", re.I)
+_HEDGE = re.compile(r"\b(?:can't|cannot|couldn't|not|don't|won't|wouldn't|no)\s+(?:\w+\s+)?(?:promise|guarantee|"
+                    r"swear|say|"
+                    r"be sure|sure|know|tell|lie|lying)\b", re.I)
+_SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|"
+                        r"crisis "
+                        r"line|tell you|go to the (?:er|hospital|emergency)|safety plan|hotline)\b", re.I)
+_IF = re.compile(r"\b(?:if|in case|whenever|should i)\b", re.I)
+_ME = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive", "me", "myself"})
+_THEM = frozenset(re.findall(r"\S+", """
+he she they he's she's they're they've he'd she'd his their mom mum mother dad father brother sister uncle aunt
+cousin grandma grandpa grandmother grandfather nan son daughter wife husband partner boyfriend girlfriend friend
+friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
+coworker classmate parents family someone somebody people patient student
+"""))
+#: an answer that refers back to the topic asked or said just before ("I did, though", "I would never do that")
+_ANAPHOR = re.compile(
+    r"(?:^|\b(?:but|though|well|and|yeah|yes|honestly|actually|so|once|college|school|ago|then|before|year|month|week|"
+    r"time|times)\s+)i(?:'ve| have| had| did| do| was| used to| tried)(?: once| before| twice| too| though|"
+    r" a few times|"
+    r" at one point| back then| in the past)*\s*$|"
+    r"\b(?:think|thought|thinking) about (?:it|that|doing it|doing that|it a lot)\b|\bcross(?:ed|es)? my mind\b|"
+    r"\b(?:do|did|done|doing|try|tried) (?:it|that|anything like that|something like that|that again|it again)\b|"
+    r"\b(?:had|have|having|get|got) (?:them|those|those thoughts|that|some)\b|\bnothing like that\b", re.I)
 
-    A flag: ``{category, quote, segment_id, speaker, start_s, end_s}`` (and ``question`` when
-    it answers the clinician's question). A denial: the same for a negative answer, with the question.
-    """
-    found: list[dict[str, Any]] = []
-    denied: list[dict[str, Any]] = []
-    for i, unit in enumerate(items):
-        cats = categories_in(unit.text)
-        if not cats:
-            continue
-        if unit.role == CLINICIAN and unit.question:
-            answer = next((u for u in items[i + 1:] if u.segment_id != unit.segment_id), None)
-            if answer is None or answer.role != CLIENT or not follows(answer, unit):
-                continue
-            entry = {"question": _quote(unit), **_quote(answer)}
-            if tx.negative_answer(answer.text):
-                denied.extend({"category": c, **entry} for c in cats)
-            elif not tx.negated(answer.text) and _affirms(answer.text):
-                found.extend({"category": c, **entry} for c in cats)
-            continue
-        for c in cats:
-            target = denied if (unit.role == CLIENT and _self_negated(unit.text, CATEGORIES[c])) else found
-            target.append({"category": c, **_quote(unit)})
-    return {"status": "found" if found else NONE_FOUND, "flags": found, "denials": denied}
+
+def normalise(text: str) -> str:
+    """Lower case, straight apostrophes, "gon na" → "gonna", no comma between negation adverbs."""
+    out = tx.tidy(text).replace("’", "'").replace("‘", "'").lower()
+    out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
+    return _ADVERB_COMMA.sub(r"\1 ", out)
 
 
-_CLAUSE = re.compile(r"[,;:]\s+|\s+(?:but|although|though)\s+", re.I)
-_NOT = re.compile(r"\b(not|never|no|don't|do not|won't|wouldn't|would never|haven't|didn't|isn't|wasn't)\b", re.I)
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a normalised sentence (punctuation and contrastive or causal conjunctions)."""
+    return [c.strip() for c in _CLAUSE.split(sentence) if c and c.strip()]
 
 
-def _self_negated(sentence: str, pattern: re.Pattern[str]) -> bool:
-    """Whether the clause holding the risk words is itself negated ("I would never hurt myself")."""
-    for clause in _CLAUSE.split(sentence):
-        if pattern.search(clause):
-            return bool(_NOT.search(clause))
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def _negated(before: str) -> bool:
+    """Whether a negation cue governs what follows ``before`` (walk back over transparent words)."""
+    tokens = _tokens(before)
+    for i in range(len(tokens) - 1, -1, -1):
+        t = tokens[i].removesuffix("'s")
+        if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
+            return not _HEDGE.search(" ".join(tokens[max(0, i - 3): i + 2]))
+        if t not in _TRANSPARENT:
+            return False
     return False
 
 
-def _affirms(answer: str) -> bool:
-    tokens = tx.words(answer)
-    return bool(tokens) and tokens[0] in {"yes", "yeah", "sometimes", "maybe", "once", "a", "kind", "i", "honestly"}
+def _someone_else(before: str) -> bool:
+    """Whether the nearest subject before the phrase is another person ("my uncle", "she")."""
+    for t in reversed(_tokens(before)):
+        if t in _ME:
+            return False
+        if t in _THEM:
+            return True
+    return False
 
 
-def _quote(unit: Unit) -> dict[str, Any]:
-    return {"quote": unit.text, "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s,
-            "end_s": unit.end_s}
+def _agent_is_client(before: str) -> bool:
+    for t in reversed(_tokens(before)):
+        if t in _ME:
+            return True
+        if t in _THEM or t in {"it", "that", "this"}:
+            return False
+    return False
+
+
+def _hypothetical(clause: str, start: int) -> bool:
+    """A phrase inside an "if I ever…" clause or a safety-plan condition is not a statement of risk."""
+    before = clause[:start]
+    cond = list(_IF.finditer(before))
+    if not cond:
+        return False
+    rest = before[cond[-1].end():]
+    # A second subject after the condition's own starts the main clause ("if she leaves me I'm going to…").
+    if len(re.findall(r"\b(?:i|i'm|i'll|i'd|i've|then)\b", rest)) > 1:
+        return False
+    return bool(_SAFETY_IF.search(clause))
+
+
+def _lookalike(clause: str, start: int, end: int) -> bool:
+    for pattern in LOOKALIKES:
+        for m in pattern.finditer(clause):
+            if m.start() < end and start < m.end():
+                return True
+    return False
+
+
+def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
+    before = clause[: m.start()]
+    category, kind = entry.category, entry.kind
+    other = entry.other_person
+    mine = bool(_ME & set(_tokens(m.group(0)))) or "my" in _tokens(m.group(0))
+    if category in ("suicide", "self_harm") and not other and not mine and _someone_else(before):
+        other = True
+    if category == "harm_to_others" and kind == "thoughts of harming others":
+        if not _agent_is_client(before) and not re.search(r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|"
+                                                          r"fantasi[sz]e|going to|gonna|i'll|could|tempted)\b", before):
+            return None
+        if re.search(r"\b(?:hit|beat|beating|punch|punching|hurt|hurting|choke|choking)\b", m.group(0)) and re.search(
+                r"\b(?:my|our|the) (?:little |youngest |oldest )?(?:son|daughter|baby|kids?|child|children|toddler|"
+                r"wife|husband|partner|girlfriend|boyfriend|mom|mother|dad|father)\b", m.group(0)) and not re.search(
+                r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|"
+                r"afraid)\b", before):
+            category, kind = "abuse", "abuse by the client"
+    if category == "abuse" and kind == "physical" and " my " in f" {m.group(0)} " and _agent_is_client(before):
+        return None  # "I banged my head on the door": the client's own accident
+    if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
+        kind = "abuse by the client"
+    if _hypothetical(clause, m.start()):
+        return None
+    negated = _negated(before)
+    past = False
+    if negated and _PAST.search(clause):
+        negated, past = False, True
+    return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
+
+
+def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
+    """The risk findings of one client sentence; ``topic``: categories already in the air (the
+    question being answered, or an earlier statement in the turn) — they give "I did" its meaning
+    and let plan words ("I have a plan") count. At most one finding per category: a plain one
+    wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
+    found: dict[str, Finding] = {}
+    whole = normalise(sentence)
+    parts = clauses(whole)
+    for n, clause in enumerate([*parts, whole]):
+        hits: list[Finding] = []
+        for entry in ENTRIES:
+            if entry.sentence != (n == len(parts)):
+                continue  # clause entries read each clause; sentence entries the whole sentence, once
+            if entry.needs_topic and "suicide" not in topic:
+                continue
+            for m in entry.pattern.finditer(clause):
+                if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
+                        words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
+                    continue
+                hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole):
+                    continue  # "my boss said he'd kill me if I was late again, ha"
+                f = _finding(entry, clause, m)
+                if f is not None:
+                    hits.append(f)
+        if not hits and topic and n < len(parts):
+            a = _ANAPHOR.search(clause)
+            if a is not None and not _hypothetical(clause, a.start()):
+                negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
+                words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
+                hits = [Finding(c, "answer about the topic asked", words, negated=negated) for c in sorted(topic)]
+        for f in hits:
+            key = f"{f.category}/other" if f.other_person else f.category
+            if key not in found or (found[key].negated and not f.negated):
+                found[key] = f
+    return list(found.values())
+
+
+def categories_in(sentence: str) -> list[str]:
+    """The risk categories a client sentence discloses (not denied, not about someone else)."""
+    return sorted({f.category for f in read(sentence) if not f.negated and not f.other_person})
+
+
+def question_topic(sentences: list[str]) -> frozenset[str]:
+    """Categories a clinician's turn asks about: its questions, and for a question that refers back
+    ("Have you had thoughts like that?") the sentences before it in the same turn."""
+    cats: set[str] = set()
+    for i, s in enumerate(sentences):
+        if not s.rstrip().endswith("?"):
+            continue
+        text = normalise(s)
+        if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
+            text = " ".join(normalise(x) for x in sentences[: i + 1])
+        asked = {c for c, p in QUESTION.items() if p.search(text)}
+        if QUESTION_LOOKALIKE.search(text):
+            asked -= {"self_harm"}  # "did you hurt yourself when you fell?" asks about an accident
+        cats |= asked
+    return frozenset(cats)
+
+
+# --- answers ---------------------------------------------------------------------------
+_LEAD_FILLER = re.compile(r"^(?:(?:um+|uh+(?!-)|er+|erm|hmm+|mm(?!-)|oh|well|so|like|okay|ok|i mean|honestly|"
+                          r"to be honest|"
+                          r"truthfully|actually|i guess|look|listen)\b[\s,.]*)+")
+_NO = re.compile(
+    r"^(?:no|nope|nah|never|not really|not at all|not (?:now|lately|recently|right now|at the moment|today|currently|"
+    r"these days|that i know of|really no|always|all the time|completely|totally|when|so much|very)|nothing|none|"
+    r"no way|of course not|god no|absolutely not|definitely not|"
+    r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|"
+    r"i won't|"
+    r"i'm not|i am not|not me|(?:he|she|they) (?:doesn't|don't|hasn't|haven't|never|didn't|wouldn't)|nobody|no one|"
+    r"not anything|not (?:for|in|since) (?:a while|a few|a long time|\w+ (?:weeks|months|years)|ages|years|months))\b")
+_YES = re.compile(
+    r"^(?:yes|yeah|yep|yup|ya|yea|mm-?hmm|uh-?huh|sometimes|kind of|kinda|sort of|sorta|a (?:little|bit|lot)|i guess|"
+    r"maybe|"
+    r"probably|i think so|i have|i do|i did|i am|i was|i had|i've had|i've been|i've thought|once|twice|a few times|"
+    r"a couple (?:of )?times|now and then|every (?:now and then|day|night|so often)|occasionally|often|lately|"
+    r"more than|"
+    r"on and off|off and on|here and there|it has|it does|it did|(?:he|she|they) (?:does|did|has|have|do)|"
+    r"i'd be lying|not gonna lie|i won't lie|all the time|constantly|most days|most nights|at times|true|definitely|"
+    r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure)\b")
+_STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won't lie|i'm not gonna lie|honestly yes|"
+                         r"(?:i|he|she|they|it) used to)\b")
+_UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
+                     r"i can't say|i guess not sure)\b")
+#: "not anymore": it happened; "not for two years now" is a denial of now (its quote keeps the history)
+_PAST_ANSWER = re.compile(r"^not (?:anymore|any more)\b|^no longer\b|^not as much\b")
+_CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
+                      r"about|with|me)\b")
+
+
+def answer(text: str) -> str | None:
+    """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
+    answer) for a client's answer to a yes/no question."""
+    t = re.sub(r"\s*,\s*", " ", _LEAD_FILLER.sub("", normalise(text))).strip(" .,!…")
+    if not t:
+        return None
+    if _PAST_ANSWER.search(t):
+        return "past"
+    if _UNSURE.search(t):
+        return "unsure"
+    if _STRONG_YES.search(t):
+        return "yes"
+    head = t.split(",")[0].split(" but ")[0].replace("not sure", "")
+    if _YES.search(t) and not re.search(r"\b(?:no|not|never)\b", head):
+        return "yes"
+    if _NO.search(t):
+        return "no"
+    return None
+
+
+def _bare(text: str) -> bool:
+    """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
+    t = _LEAD_FILLER.sub("", normalise(text))
+    return not _tokens(t)
+
+
+def _clarifying(unit: Unit) -> bool:
+    """A client's question back ("What, like suicidal?"): not a statement of risk, not the answer."""
+    t = _LEAD_FILLER.sub("", normalise(unit.text))
+    return unit.question and len(_tokens(t)) <= 8 and bool(_CLARIFY.search(t) or len(_tokens(t)) <= 4)
+
+
+# --- the record ------------------------------------------------------------------------
+def flags(items: list[Unit]) -> dict[str, Any]:
+    """The risk check of a client's record (``verbatim.notes.evidence.units``).
+
+    Returns ``{"status": "found"|"none found", "flags": [...], "denials": [...],
+    "family_history": [...], "checked": str}``. A flag: ``{category, kind, reason, quote,
+    segment_id, speaker, start_s, end_s}`` and ``question`` (the same shape, the clinician's
+    question) when it answers one; ``quote`` is the client's words as said. A denial: the same,
+    for a topic denied (``question`` when denied when asked). ``family_history``: another
+    person's suicide or self-harm, same shape. ``checked``: the sentence a note shows when there
+    is no flag (``NOTHING_DETECTED``). Clinician speech is never flagged.
+    """
+    raw = _raw_sentences(items)
+    found: list[dict[str, Any]] = []
+    denied: list[dict[str, Any]] = []
+    family: list[dict[str, Any]] = []
+    turns = _turns(items)
+    pending: _Asked | None = None
+    recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
+    for turn in turns:
+        first = turn[0]
+        if first.role == CLINICIAN:
+            pending = _asks(turn, pending, recent)
+            recent = (recent + [pending.topic])[-3:] if pending else recent[-3:]
+            continue
+        if first.role != CLIENT:
+            continue
+        question: list[Unit] | None = None
+        topic: frozenset[str] = frozenset()
+        inverted = False
+        if pending is not None and first.position == pending.position + 1:
+            question, topic, inverted = pending.question, pending.topic, pending.inverted
+        t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
+        found += t_flags
+        denied += t_denials
+        family += t_family
+        # A clarification ("What, like suicidal?"): the question stands for the next answer.
+        pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
+                   if carry is not None and pending is not None and question is not None else None)
+        raised = frozenset(f["category"] for f in t_flags + t_denials)
+        recent = (recent + [raised])[-3:]
+    return {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied, "family_history": family,
+            "checked": NOTHING_DETECTED}
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A clinician question waiting for its answer: its turn (cited), topic, whether "no" is the
+    disclosure, and the position of the last turn of the exchange (the answer must follow it)."""
+
+    question: list[Unit]
+    topic: frozenset[str]
+    inverted: bool
+    position: int
+
+
+def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]]) -> _Asked | None:
+    """The question a clinician turn puts (its topic), or None when it asks nothing about risk."""
+    sentences = [u.text for u in turn]
+    if not any(u.question for u in turn):
+        # "Yes, that's what I mean." after a client's clarification keeps the question standing.
+        follows_it = previous is not None and previous.position + 1 == turn[0].position
+        if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
+            return _Asked(previous.question, previous.topic | question_topic([*sentences, "?"]), previous.inverted,
+                          turn[-1].position)
+        return None
+    topic = question_topic(sentences)
+    if not topic:
+        last = normalise(next(u.text for u in reversed(turn) if u.question))
+        earlier = frozenset().union(*recent) if recent else frozenset()
+        if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
+            topic = earlier
+    if not topic:
+        return None
+    text = " ".join(normalise(u.text) for u in turn if u.question)
+    inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
+    return _Asked(turn, topic, inverted, turn[-1].position)
+
+
+Entries = list[dict[str, Any]]
+
+
+def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | None, topic: frozenset[str],
+               inverted: bool) -> tuple[Entries, Entries, Entries, frozenset[str] | None]:
+    """Flags, denials and family history of one client turn; the last item is the topic to carry
+    when the turn is only a clarifying question (the question still waits for its answer)."""
+    # A turn's words as said: "Mm-hmm." is an answer even though the record's sentence drops it as a filler.
+    spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
+    if not spoken:
+        return [], [], [], (frozenset() if question is not None else None)
+    flagged: dict[str, dict[str, Any]] = {}
+    denials: dict[str, dict[str, Any]] = {}
+    family: list[dict[str, Any]] = []
+    q = _quote_units(question) if question else None
+    start = 0
+    if question is not None:
+        while start < len(spoken) and _clarifying(spoken[start]):
+            start += 1
+        if start == len(spoken):
+            extra = frozenset(f.category for u in spoken for f in read(u.text) if not f.other_person)
+            return [], [], [], extra
+        verdict = answer(raw.get(spoken[start].order, spoken[start].text))
+        if verdict == "unsure" and start + 1 < len(spoken) and answer(spoken[start + 1].text) not in (None, "unsure"):
+            # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
+            start += 1
+            verdict = answer(spoken[start].text)
+        if inverted and verdict is None:
+            # "I feel safe, yeah." / "I'm scared of him." to a safety question
+            said_ = normalise(spoken[start].text)
+            if re.search(r"\b(?:not safe|unsafe|scared|afraid|frightened|terrified)\b", said_):
+                verdict = "no"
+            elif re.search(r"\bsafe\b", said_) and not tx.negated(said_):
+                verdict = "yes"
+        if inverted and verdict in ("yes", "no"):
+            verdict = "no" if verdict == "yes" else "yes"
+        quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
+        for c in sorted(topic):
+            if verdict in ("yes", "past", "unsure"):
+                reason = ("answered no to a safety question" if inverted and verdict == "yes" else
+                          "answered yes when asked" if verdict == "yes" else
+                          "did not deny when asked (unsure)" if verdict == "unsure" else
+                          "denies now, says it happened before")
+                flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
+            elif verdict == "no":
+                denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
+    context = set(topic)
+    for unit in spoken[start:] if question is not None else spoken:
+        if _clarifying(unit):
+            continue
+        for f in read(unit.text, frozenset(context)):
+            quote = raw.get(unit.order, unit.text)
+            if f.other_person:
+                why = f'about someone else: "{f.words}"'
+                family.append(_entry(f.category, "family history", why, unit, quote, None))
+                continue
+            context.add(f.category)
+            asked = q if (question is not None and f.category in topic) else None
+            if f.negated:
+                if f.category not in flagged:
+                    why = "denied when asked" if asked else f'denies it: "{f.words}"'
+                    denials.setdefault(f.category, _entry(f.category, "denial", why, unit, quote, asked))
+                continue
+            when = " (in the past)" if f.past else ""
+            reason = f'{f.kind}{when}: "{f.words}"' + (" — in answer to the question" if asked else "")
+            if f.category not in flagged or flagged[f.category]["kind"] in _WEAK:
+                # The words that carry the risk are the better quote than a bare "yes" (the question stays).
+                flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
+            denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
+    return list(flagged.values()), list(denials.values()), family, None
+
+
+#: kinds of flag a lexicon finding in the same turn replaces (its words are the better quote)
+_WEAK = ("answer when asked", "answer about the topic asked")
+
+
+def _entry(category: str, kind: str, reason: str, unit: Unit, quote: str,
+           question: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"category": category, "kind": kind, "reason": reason, "quote": quote,
+                           "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s,
+                           "end_s": unit.end_s}
+    if question is not None:
+        out["question"] = question
+    return out
+
+
+def _turns(items: list[Unit]) -> list[list[Unit]]:
+    """Units grouped by segment, in order."""
+    out: list[list[Unit]] = []
+    for u in items:
+        if out and out[-1][0].segment_id == u.segment_id:
+            out[-1].append(u)
+        else:
+            out.append([u])
+    return out
+
+
+def _raw_sentences(items: list[Unit]) -> dict[int, str]:
+    """Unit order → the sentence exactly as said (``Unit.text`` has its fillers and stutters dropped)."""
+    out: dict[int, str] = {}
+    for turn in _turns(items):
+        said = [s for s in tx.sentences(turn[0].segment_text) if tx.clean(s)]
+        if len(said) == len(turn):
+            out.update({u.order: s for u, s in zip(turn, said, strict=True)})
+    return out
+
+
+def _quote_span(units_: list[Unit], raw: dict[int, str]) -> str:
+    return " ".join(raw.get(u.order, u.text) for u in units_)
+
+
+def _quote_units(turn: list[Unit]) -> dict[str, Any]:
+    """The clinician's question as cited: its turn's sentences up to the last question."""
+    last = max(i for i, u in enumerate(turn) if u.question) if any(u.question for u in turn) else len(turn) - 1
+    unit = turn[last]
+    return {"quote": unit.segment_text if last == len(turn) - 1 else " ".join(u.text for u in turn[: last + 1]),
+            "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s, "end_s": unit.end_s}

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from verbatim.notes.risk import NOTHING_DETECTED
+
 _COLOUR = {"supported": "green", "unsupported": "yellow", "contradicted": "red"}
 
 
@@ -19,12 +21,18 @@ def print_note(console: Console, note: dict[str, Any], *, citations: bool = True
     if risk.get("flags"):
         console.print("[bold red]RISK FLAGS[/bold red]")
         for f in risk["flags"]:
-            console.print(f"  [red]{f['category']}[/red] {f['speaker']} at {f['start_s']:.1f}s: "
+            kind = f" ({f['kind']})" if f.get("kind") else ""
+            console.print(f"  [red]{f['category']}[/red]{escape(kind)} {f['speaker']} at {f['start_s']:.1f}s: "
                           f"\"{escape(f['quote'])}\"")
+            if f.get("reason"):
+                console.print(f"    [dim]why: {escape(f['reason'])}[/dim]")
     else:
-        console.print("[bold]RISK FLAGS[/bold]: none found (suicide, self-harm, harm to others, abuse, neglect)")
+        console.print(f"[bold]RISK FLAGS[/bold]: {escape(risk.get('checked') or NOTHING_DETECTED)}")
     for d in risk.get("denials", []):
-        console.print(f"  denied when asked ({d['category']}): \"{escape(d['quote'])}\" at {d['start_s']:.1f}s")
+        asked = f" (asked: \"{escape(d['question']['quote'])}\")" if d.get("question") else ""
+        console.print(f"  denied when asked ({d['category']}): \"{escape(d['quote'])}\" at {d['start_s']:.1f}s{asked}")
+    for h in risk.get("family_history", []):
+        console.print(f"  family or others' history ({h['category']}): \"{escape(h['quote'])}\" at {h['start_s']:.1f}s")
     for section in note.get("sections", []):
         console.print(f"[bold]{section['name']}[/bold]")
         if not section["sentences"]:

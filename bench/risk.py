@@ -1,0 +1,221 @@
+"""Benchmark the risk check (``verbatim.notes.risk.flags``) on labelled utterances and dialogues.
+
+Run from the repository root: ``.venv/bin/python bench/risk.py [--items FILE] [--out FILE]
+[--dialogues FILE --dialogue-labels FILE]``. Prints figures per category and, as its last line,
+one JSON object. Asserts nothing.
+
+``--items FILE`` (default ``bench/data/risk_items.json``, the set the rules were tuned on; the
+held-out ``bench/data/risk_holdout.json`` was written before the rules and never tuned on):
+a JSON list of ``{"id", "speaker": "client"|"therapist", "text", "context"?: [{"speaker",
+"text"}], "label": "suicide"|"self_harm"|"harm_to_others"|"abuse"|"neglect"|"none",
+"denied": bool}``; other keys are ignored. Each item becomes a tiny transcript — its context
+turns, then the item — split into the client's record and run through the detector exactly as
+the note run does (``evidence.units`` then ``risk.flags``).
+
+``--out FILE``: one JSON object per line and item: ``{"id", "flags": [categories flagged on the
+item's own turn], "denials": [categories shown as denied on it], "family_history": bool}``.
+
+Figures (shares 0–1, counts integers): genuine = client items, label not ``none``, ``denied``
+false; ``risk_recall`` = genuine items with any flag; ``risk_recall_right_category`` = genuine
+items flagged with their label; ``risk_false_flag`` = ``none`` items (client and therapist)
+with any flag; ``therapist_false_flags`` = therapist items with any flag (count);
+``denials_shown`` = denied items shown as a denial and not flagged.
+
+``--dialogues FILE``: whole dialogues in the ACI-BENCH shape ``{"data": [{"src", "file"}]}``
+(``[doctor]`` lines read as the clinician's, ``[patient]`` lines as the client's); every
+patient line counts as ``none`` unless ``--dialogue-labels`` (default
+``bench/data/risk_aci_labels.json``: ``[{"file", "line", "label", "denied"}]``, ``line`` the
+0-based line of ``src``) says otherwise. Default: the aci-bench train and valid sets in
+``shared/data/notes/aci-bench`` — ACI-BENCH, Yim et al., Scientific Data 10, 586 (2023),
+CC BY 4.0; ``risk_aci_labels.json`` is derived from it under the same licence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from verbatim.notes import text as tx
+from verbatim.notes.evidence import units
+from verbatim.notes.risk import flags
+
+HERE = Path(__file__).resolve().parent
+ITEMS = HERE / "data" / "risk_items.json"
+ACI_LABELS = HERE / "data" / "risk_aci_labels.json"
+_LINE = re.compile(r"^\[(doctor|patient)\]\s*(.*)$")
+CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
+
+
+def aci_dir() -> Path | None:
+    """shared/data/notes/aci-bench beside the checkout (or beside one of its parents)."""
+    for parent in HERE.parents:
+        candidate = parent / "shared" / "data" / "notes" / "aci-bench"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Segment id → ``{"flags", "denials", "family_history"}`` on that segment, as the note run sees it."""
+    risk = flags(units(segments, "client"))
+    out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False} for s in segments}
+    for f in risk["flags"]:
+        out[f["segment_id"]]["flags"].append(f["category"])
+    for d in risk["denials"]:
+        out[d["segment_id"]]["denials"].append(d["category"])
+    for h in risk.get("family_history", []):
+        out[h["segment_id"]]["family_history"] = True
+    return out
+
+
+def transcript(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The item as a tiny transcript: its context turns, then the item (the last segment)."""
+    turns = [*(item.get("context") or []), {"speaker": item["speaker"], "text": item["text"]}]
+    return [{"id": f"seg-{n}", "speaker": "therapist" if t["speaker"] == "therapist" else "client",
+             "start_s": 6.0 * n, "end_s": 6.0 * n + 5.0, "text": str(t["text"])} for n, t in enumerate(turns)]
+
+
+def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """The figures over (item, result) pairs (see the module docstring)."""
+    genuine = [(i, r) for i, r in rows if i["speaker"] == "client" and i["label"] != "none" and not i["denied"]]
+    none = [(i, r) for i, r in rows if i["label"] == "none"]
+    denied = [(i, r) for i, r in rows if i["denied"]]
+    therapist = [(i, r) for i, r in rows if i["speaker"] == "therapist"]
+    out: dict[str, Any] = {
+        "items": len(rows), "genuine": len(genuine), "none_items": len(none), "denied_items": len(denied),
+        "risk_recall": _share(sum(bool(r["flags"]) for _, r in genuine), len(genuine)),
+        "risk_recall_right_category": _share(sum(i["label"] in r["flags"] for i, r in genuine), len(genuine)),
+        "risk_false_flag": _share(sum(bool(r["flags"]) for _, r in none), len(none)),
+        "therapist_false_flags": sum(bool(r["flags"]) for _, r in therapist),
+        "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in denied), len(denied)),
+    }
+    per: dict[str, Any] = {}
+    for cat in CATEGORY_NAMES:
+        mine = [(i, r) for i, r in genuine if i["label"] == cat]
+        den = [(i, r) for i, r in denied if i["label"] == cat]
+        per[cat] = {"genuine": len(mine), "recall": _share(sum(bool(r["flags"]) for _, r in mine), len(mine)),
+                    "right_category": _share(sum(cat in r["flags"] for _, r in mine), len(mine)),
+                    "denied": len(den),
+                    "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in den), len(den)),
+                    "false_flags_as_this": sum(cat in r["flags"] for _, r in none)}
+    out["per_category"] = per
+    return out
+
+
+def _share(n: int, d: int) -> float:
+    # An empty group scores 1.0 (nothing to miss), so no figure is ever null.
+    return round(n / d, 3) if d else 1.0
+
+
+def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str, Any]:
+    items = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for item in items:
+        segs = transcript(item)
+        rows.append((item, judge(segs)[segs[-1]["id"]]))
+    if out_path is not None:
+        with out_path.open("w", encoding="utf-8") as fh:
+            for item, r in rows:
+                fh.write(json.dumps({"id": item["id"], **r}) + "\n")
+    if show_misses:
+        for item, r in rows:
+            genuine = item["label"] != "none" and not item["denied"] and item["speaker"] == "client"
+            wrong = ((genuine and item["label"] not in r["flags"]) or (item["label"] == "none" and r["flags"])
+                     or (item["denied"] and (r["flags"] or not r["denials"])))
+            if wrong:
+                label = item["label"] + (" denied" if item["denied"] else "")
+                print(f'  miss {item["id"]} [{label}] {r} {item["text"]!r}', file=sys.stderr)
+    return score(rows)
+
+
+def dialogue_segments(src: str) -> list[dict[str, Any]]:
+    out = []
+    for n, line in enumerate(src.splitlines()):
+        match = _LINE.match(line.strip())
+        if match is None:
+            continue
+        who, said = match.groups()
+        out.append({"id": f"line-{n}", "speaker": "therapist" if who == "doctor" else "client",
+                    "start_s": 5.0 * n, "end_s": 5.0 * n + 4.5, "text": tx.tidy(said)})
+    return out
+
+
+def run_dialogues(paths: list[Path], labels_path: Path | None, show_misses: bool) -> dict[str, Any]:
+    labels = {}
+    if labels_path is not None and labels_path.exists():
+        labels = {(x["file"], int(x["line"])): x for x in json.loads(labels_path.read_text(encoding="utf-8"))}
+    rows = []
+    dialogues = 0
+    for path in paths:
+        for d in json.loads(path.read_text(encoding="utf-8"))["data"]:
+            dialogues += 1
+            segs = dialogue_segments(d["src"])
+            results = judge(segs)
+            for s in segs:
+                n = int(s["id"].split("-")[1])
+                lab = labels.get((d["file"], n), {})
+                item = {"id": f'{d["file"]}:{n}', "speaker": s["speaker"], "text": s["text"],
+                        "label": lab.get("label", "none"), "denied": bool(lab.get("denied", False))}
+                rows.append((item, results[s["id"]]))
+                r = results[s["id"]]
+                if show_misses and (r["flags"] or r["denials"] or r["family_history"]):
+                    print(f'  {item["id"]} [{item["label"]}] {r} {s["text"][:160]!r}', file=sys.stderr)
+    out = score(rows)
+    out["dialogues"] = dialogues
+    out["turns_with_denials"] = sum(bool(r["denials"]) for _, r in rows)
+    return out
+
+
+def report(name: str, figures: dict[str, Any]) -> None:
+    print(f"== {name}: {figures['items']} items/turns, {figures['genuine']} genuine, {figures['none_items']} none, "
+          f"{figures['denied_items']} denied")
+    print(f"   risk recall {figures['risk_recall']:.3f} (right category {figures['risk_recall_right_category']:.3f}), "
+          f"false flags {figures['risk_false_flag']:.3f}, therapist false flags {figures['therapist_false_flags']}, "
+          f"denials shown {figures['denials_shown']:.3f}")
+    for cat, f in figures["per_category"].items():
+        print(f"   {cat:15s} genuine {f['genuine']:3d} recall {f['recall']:.3f} right {f['right_category']:.3f} | "
+              f"denied {f['denied']:2d} shown {f['denials_shown']:.3f} | "
+              f"false flags as this {f['false_flags_as_this']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=Path, default=ITEMS, help="labelled utterances (JSON list)")
+    parser.add_argument("--out", type=Path, default=None, help="write per-item results (JSON lines)")
+    parser.add_argument("--dialogues", type=Path, nargs="*", default=None,
+                        help="ACI-BENCH-shaped dialogue files (default: the aci-bench train and valid sets)")
+    parser.add_argument("--dialogue-labels", type=Path, default=ACI_LABELS, help="labels of dialogue lines")
+    parser.add_argument("--no-dialogues", action="store_true", help="score the items only")
+    parser.add_argument("--misses", action="store_true", help="print each wrong item to stderr")
+    args = parser.parse_args(argv)
+
+    result: dict[str, Any] = {"items_file": str(args.items)}
+    items = run_items(args.items, args.out, args.misses)
+    report(args.items.name, items)
+    result.update({k: v for k, v in items.items() if k != "per_category"})
+    result["per_category"] = {c: {"recall": f["recall"], "denials_shown": f["denials_shown"]}
+                              for c, f in items["per_category"].items()}
+    if not args.no_dialogues:
+        paths = args.dialogues
+        if paths is None:
+            base = aci_dir()
+            paths = [base / "train.json", base / "valid.json"] if base is not None else []
+        if paths:
+            dial = run_dialogues(paths, args.dialogue_labels, args.misses)
+            report("dialogues " + "+".join(p.name for p in paths), dial)
+            keys = ("dialogues", "items", "genuine", "risk_recall", "risk_false_flag", "therapist_false_flags",
+                    "denied_items", "denials_shown", "turns_with_denials")
+            result["dialogues"] = {k: dial[k] for k in keys}
+            result["dialogues"]["false_flags"] = int(round(dial["risk_false_flag"] * dial["none_items"]))
+        else:
+            print("   (no aci-bench data found beside the checkout: dialogues skipped)")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""The risk check (issue 20): the client's words read with the question they answer, negation
+scoped to its clause, look-alikes, denials shown as denials, family history (no servers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verbatim.notes.drafter import OfflineDrafter
+from verbatim.notes.evidence import units
+from verbatim.notes.formats import sections_of
+from verbatim.notes.render import plain_text
+from verbatim.notes.risk import NOTHING_DETECTED, answer, flags
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def record(*turns: tuple[str, str]) -> list[dict[str, Any]]:
+    return [{"id": f"seg-{n}", "speaker": who, "start_s": 10.0 * n, "end_s": 10.0 * n + 8, "text": text}
+            for n, (who, text) in enumerate(turns)]
+
+
+def check(*turns: tuple[str, str]) -> dict[str, Any]:
+    return flags(units(record(*turns), "client"))
+
+
+def said(text: str) -> dict[str, Any]:
+    return check(("client", text))
+
+
+def cats(entries: list[dict[str, Any]]) -> set[str]:
+    return {e["category"] for e in entries}
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I've been thinking about ending it.", "suicide"),
+    ("I don't want to be here anymore.", "suicide"),
+    ("I took a whole bunch of pills to make it stop.", "suicide"),
+    ("I started cutting again, on my arms.", "self_harm"),
+    ("I've been saving up my sleeping pills in a drawer.", "suicide"),
+    ("My husband said if I ever leave he'll kill me.", "abuse"),
+    ("He calls me worthless and stupid every day.", "abuse"),
+    ("I have these thoughts about strangling my ex.", "harm_to_others"),
+    ("I hit my kids when I lose my temper.", "abuse"),
+    ("My mom left us alone for days when she was using.", "neglect"),
+    ("He hits me if I'm late home.", "abuse"),
+])
+def test_the_ways_people_say_it_are_flagged_with_their_category(text: str, category: str) -> None:
+    risk = said(text)
+    assert cats(risk["flags"]) == {category}, risk
+    flag = risk["flags"][0]
+    assert flag["quote"] == text and flag["speaker"] == "client" and flag["segment_id"] == "seg-0"
+    assert flag["kind"] and flag["reason"]
+
+
+@pytest.mark.parametrize("text", [
+    "I cut myself a slice of cake.", "I cut myself shaving.", "I tripped and hurt myself.",
+    "We watched a movie about suicide bombers.", "I'm volunteering for a suicide prevention walk.",
+    "I could kill him for eating my lunch.", "The nurse pushed me in a wheelchair.", "My back is killing me.",
+    "My mom's going to kill me when she sees my grades.", "Some guy hit me from behind at a red light.",
+    "I've been beating myself up about the exam.", "My boss said he'd kill me if I was late again, ha.",
+    "My cat bites me when I stop petting her.", "I'd rather die than go to that party.",
+])
+def test_idioms_literal_uses_and_media_are_not_flagged(text: str) -> None:
+    risk = said(text)
+    assert risk["flags"] == [] and risk["status"] == "none found", risk
+
+
+def test_negation_is_scoped_to_what_it_negates() -> None:
+    # A "no" in another clause, or a negation inside the risk phrase itself, is no denial.
+    for text in ("My ex forced me to have sex when I said no.",
+                 "If things don't change by the end of the month I'm going to kill myself.",
+                 "I don't want to live like this anymore.", "I'm not sure I want to live.",
+                 "He doesn't hit me anymore."):
+        risk = said(text)
+        assert risk["flags"] and not risk["denials"], (text, risk)
+    # A negation that governs the risk claim is a denial, shown as one.
+    for text in ("I would never hurt myself.", "I'd never kill myself, I have my kids.", "I'm not suicidal."):
+        risk = said(text)
+        assert not risk["flags"] and risk["denials"], (text, risk)
+
+
+def test_a_denial_then_a_disclosure_is_a_flag_and_the_note_does_not_say_denies() -> None:
+    turns = (("therapist", "Are you having any thoughts of suicide?"),
+             ("client", "Not now. Back in college I did, though. I tried to overdose."))
+    risk = check(*turns)
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == []
+    assert any("overdose" in f["quote"] for f in risk["flags"])
+    note = OfflineDrafter().draft(sections_of("soap"), units(record(*turns), "client"))
+    assert not any("denies" in x["text"] for s in note for x in s["sentences"])
+    again = check(("therapist", "Any thoughts of ending your life?"),
+                  ("client", "No. Well, I mean, a couple of weeks ago I thought about it."))
+    assert cats(again["flags"]) == {"suicide"} and again["denials"] == []
+
+
+def test_um_kind_of_yeah_is_a_yes_quoted_as_said_with_the_question() -> None:
+    risk = check(("therapist", "Have you been having thoughts of killing yourself?"),
+                 ("client", "Um... kind of, yeah."))
+    assert cats(risk["flags"]) == {"suicide"}
+    flag = risk["flags"][0]
+    assert flag["quote"] == "Um... kind of, yeah." and flag["segment_id"] == "seg-1"
+    assert flag["question"]["quote"] == "Have you been having thoughts of killing yourself?"
+    assert flag["question"]["speaker"] == "therapist"
+    assert answer("Um... kind of, yeah.") == "yes" and answer("Um.") is None
+
+
+def test_a_clarifying_question_then_never_is_a_denial_when_asked() -> None:
+    one_turn = check(("therapist", "Are you having thoughts of harming yourself or ending your life?"),
+                     ("client", "What, like suicidal? No, I would never do that."))
+    two_turns = check(("therapist", "Have you had any thoughts of killing yourself?"),
+                      ("client", "What, like suicidal?"), ("therapist", "Yes, like suicidal thoughts."),
+                      ("client", "I would never do that."))
+    for risk in (one_turn, two_turns):
+        assert risk["flags"] == [], risk
+        assert "suicide" in cats(risk["denials"])
+        assert all(d["question"]["speaker"] == "therapist" for d in risk["denials"])
+    assert two_turns["denials"][0]["segment_id"] == "seg-3"
+    assert two_turns["denials"][0]["question"]["quote"] == "Have you had any thoughts of killing yourself?"
+
+
+def test_therapist_screening_questions_and_safety_advice_are_never_flags() -> None:
+    risk = check(("therapist", "Some people who feel this low think about suicide. Have you had thoughts like that?"),
+                 ("client", "No."),
+                 ("therapist", "If you ever feel like hurting yourself, please call the crisis line."),
+                 ("therapist", "It sounds like your father was really abusive when you were growing up."))
+    assert risk["flags"] == []
+    assert cats(risk["denials"]) == {"suicide"} and risk["denials"][0]["question"]["segment_id"] == "seg-0"
+
+
+def test_safe_at_home_is_asked_the_other_way_round() -> None:
+    unsafe = check(("therapist", "Do you feel safe at home?"), ("client", "No."))
+    assert cats(unsafe["flags"]) == {"abuse"}
+    safe = check(("therapist", "Do you feel safe at home?"), ("client", "Yeah, totally safe."))
+    assert safe["flags"] == [] and cats(safe["denials"]) == {"abuse"}
+
+
+def test_another_persons_suicide_is_family_history_not_the_clients_risk() -> None:
+    for text in ("My uncle died by suicide when I was twelve.", "My brother killed himself three years ago.",
+                 "My mom tried to overdose when I was a kid."):
+        risk = said(text)
+        assert risk["flags"] == [] and len(risk["family_history"]) == 1, (text, risk)
+    risk = said("My family would be better off if I was gone.")
+    assert cats(risk["flags"]) == {"suicide"} and risk["family_history"] == []
+
+
+def test_a_record_without_flags_says_what_was_checked_not_none_found() -> None:
+    risk = check(("therapist", "How was the week?"), ("client", "Busy, but fine. I slept better."))
+    assert risk["flags"] == [] and risk["checked"] == NOTHING_DETECTED
+    text = plain_text({"risk": risk, "sections": []})
+    assert NOTHING_DETECTED in text and "none found" not in text.lower()
+    assert "not a risk assessment" in NOTHING_DETECTED
+
+
+def test_the_bench_scores_items_in_the_documented_format(tmp_path: Path) -> None:
+    items = [
+        {"id": "a", "speaker": "client", "text": "I've been thinking about ending it.", "label": "suicide",
+         "denied": False},
+        {"id": "b", "speaker": "client", "text": "I cut myself shaving.", "label": "none", "denied": False, "x": 1},
+        {"id": "c", "speaker": "client", "text": "No, never.", "label": "suicide", "denied": True,
+         "context": [{"speaker": "therapist", "text": "Any thoughts of suicide?"}]},
+        {"id": "d", "speaker": "therapist", "text": "Have you thought about killing yourself?", "label": "none",
+         "denied": False, "context": []},
+    ]
+    path, out = tmp_path / "items.json", tmp_path / "out.jsonl"
+    path.write_text(json.dumps(items))
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(path), "--out", str(out),
+                          "--no-dialogues"], capture_output=True, text=True, check=True, cwd=ROOT)
+    last = json.loads(run.stdout.strip().splitlines()[-1])
+    assert last["risk_recall"] == 1.0 and last["risk_false_flag"] == 0.0 and last["denials_shown"] == 1.0
+    assert last["therapist_false_flags"] == 0 and last["genuine"] == 1 and last["none_items"] == 2
+    assert all(v is not None for v in last.values())
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["a"] == {"id": "a", "flags": ["suicide"], "denials": [], "family_history": False}
+    assert rows["c"]["denials"] == ["suicide"] and rows["c"]["flags"] == []
+    assert rows["b"]["flags"] == [] and rows["d"]["flags"] == []
+
+
+@pytest.mark.parametrize(("name", "recall", "false_flag", "denials"), [
+    ("risk_items.json", 0.95, 0.05, 0.95),     # the set the rules were written against
+    ("risk_holdout.json", 0.90, 0.05, 0.90),   # held out: written before the rules it was first scored on
+    ("risk_holdout2.json", 0.90, 0.05, 0.90),
+    ("risk_holdout3.json", 0.90, 0.05, 0.90),
+])
+def test_the_labelled_sets_meet_the_targets(name: str, recall: float, false_flag: float, denials: float) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import risk as bench  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    figures = bench.run_items(ROOT / "bench" / "data" / name, None, False)
+    assert figures["genuine"] >= 25 and figures["items"] >= 50
+    assert figures["risk_recall"] >= recall and figures["risk_false_flag"] <= false_flag
+    assert figures["denials_shown"] >= denials and figures["therapist_false_flags"] == 0
