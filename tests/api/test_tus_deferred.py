@@ -224,3 +224,14 @@ def test_a_key_rotation_during_a_growing_upload_disturbs_nothing(api: Api, alice
     assert api.plain(data_file) == body
     finished = api.finalize(alice, upload_id, headers={"x-content-sha256": hashlib.sha256(body).hexdigest()})
     assert finished.status_code == 201, finished.text
+
+
+def test_the_openapi_description_shows_phone_developers_the_flow(api: Api) -> None:
+    spec = api.client.get("/openapi.json").json()
+    tag = next(t for t in spec["tags"] if t["name"] == "uploads")
+    for words in ("Upload-Defer-Length: 1", "Upload-Checksum: sha256", "Upload-Length", "HEAD", "/v1/sessions"):
+        assert words in tag["description"], words
+    create = spec["paths"]["/v1/uploads"]["post"]
+    assert {p["name"] for p in create["parameters"]} >= {"upload-defer-length", "upload-checksum"}
+    assert "application/offset+octet-stream" in create["requestBody"]["content"]
+    assert "delete" in spec["paths"]["/v1/uploads/{upload_id}"]

@@ -51,6 +51,43 @@ from verbatim.sealed import KeyRing, iter_plain
 
 router = APIRouter(prefix="/v1/uploads", tags=["uploads"])
 
+OPENAPI_TAG = {"name": "uploads", "description": """\
+Resumable uploads (tus 1.0.0): creation, creation-defer-length, creation-with-upload,
+expiration, checksum (sha1, sha256) and termination. `OPTIONS /v1/uploads` lists them.
+
+**Uploading while recording** (a phone app): the length is not known until the session ends.
+
+1. `POST /v1/uploads` with `Tus-Resumable: 1.0.0`, `Upload-Defer-Length: 1` and, optionally,
+   the first second of audio as the body (`Content-Type: application/offset+octet-stream`,
+   `Upload-Checksum: sha256 <base64>`). 201; keep `Location` (e.g. `/v1/uploads/3f…`).
+2. Each second (or whatever has piled up while offline), `PATCH <Location>` with
+   `Upload-Offset: <bytes the server holds>`, `Content-Type: application/offset+octet-stream`,
+   `Upload-Checksum: sha256 <base64 of this body>` and the next bytes. 204 with the new
+   `Upload-Offset`: everything before it is fsynced and sealed — only now may the phone delete
+   those bytes from its own storage. 460: the body was damaged on the way; nothing of it was
+   kept, send it again. 409: the answer's `Upload-Offset` is what the server holds; send from there.
+3. After a cut, a crash or a server restart: `HEAD <Location>` → `Upload-Offset`, resume from it.
+4. When the recording ends, the last `PATCH` also carries `Upload-Length: <total bytes>` (it
+   may have an empty body: `Upload-Length` equal to the offset finishes with what arrived).
+5. `POST /v1/sessions` with `{"upload_id": "<id>", "metadata": {…}}` (consent, client ids) and
+   an `Idempotency-Key`: the session is created and processed like any upload. Before the
+   length is declared this is 409 `upload_length_unknown`.
+
+`DELETE <Location>` abandons an upload (204; its bytes are deleted). A deferred-length upload
+counts against the therapist's open-upload byte limit by the bytes received so far; a declared
+one by its length. Uploads expire `VERBATIM_TUS_EXPIRY_S` after creation (24 h by default).
+
+```
+POST /v1/uploads            Upload-Defer-Length: 1             → 201 Location: /v1/uploads/ab12…
+PATCH /v1/uploads/ab12…     Upload-Offset: 0      (16 KiB)     → 204 Upload-Offset: 16384
+PATCH /v1/uploads/ab12…     Upload-Offset: 16384  (16 KiB)     → 204 Upload-Offset: 32768
+HEAD  /v1/uploads/ab12…     (after a network cut)              → 200 Upload-Offset: 32768
+PATCH /v1/uploads/ab12…     Upload-Offset: 32768  Upload-Length: 40000  (7232 B) → 204
+POST  /v1/sessions          {"upload_id": "ab12…", "metadata": {…}}     → 201 session
+```
+"""}
+"""The OpenAPI description of the uploads tag: the client flow for phone developers."""
+
 TUS_VERSION = "1.0.0"
 TUS_EXTENSIONS = "creation,creation-defer-length,creation-with-upload,expiration,checksum,termination"
 CHECKSUM_ALGORITHMS = {"sha1": hashlib.sha1, "sha256": hashlib.sha256}
