@@ -15,7 +15,7 @@ from collections.abc import Callable
 import httpx
 from sqlalchemy import select
 
-from tests.api.conftest import TUS, Api, LiveServer
+from tests.api.conftest import TUS, Api, LiveServer, good_metadata
 from tests.conftest import SAMPLES, settings_env
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry
@@ -235,3 +235,86 @@ def test_the_openapi_description_shows_phone_developers_the_flow(api: Api) -> No
     assert {p["name"] for p in create["parameters"]} >= {"upload-defer-length", "upload-checksum"}
     assert "application/offset+octet-stream" in create["requestBody"]["content"]
     assert "delete" in spec["paths"]["/v1/uploads/{upload_id}"]
+
+
+def _webm(seconds: float, freq: float) -> bytes:
+    """A WebM/Opus stream as a browser's MediaRecorder makes one (written live: no stated duration)."""
+    import io
+
+    import av
+    import numpy as np
+
+    class Live(io.RawIOBase):
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def writable(self) -> bool:
+            return True
+
+        def seekable(self) -> bool:
+            return False
+
+        def write(self, b: bytes) -> int:  # type: ignore[override]
+            self.data += b
+            return len(b)
+
+    sink = Live()
+    out = av.open(sink, "w", format="webm")
+    stream = out.add_stream("libopus", rate=48000)
+    stream.layout = "mono"  # type: ignore[union-attr]
+    t = np.arange(int(48000 * seconds)) / 48000
+    x = (0.3 * np.sin(2 * np.pi * freq * t) * 32767).astype(np.int16)
+    for i in range(0, len(x), 960):
+        frame = av.AudioFrame.from_ndarray(x[i : i + 960].reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate, frame.pts = 48000, i
+        for packet in stream.encode(frame):  # type: ignore[union-attr]
+            out.mux(packet)
+    for packet in stream.encode(None):  # type: ignore[union-attr]
+        out.mux(packet)
+    out.close()
+    return bytes(sink.data)
+
+
+def _part(api: Api, token: str, data: bytes) -> str:
+    upload_id = _deferred(api, token)
+    r = api.tus_patch(token, upload_id, 0, data, headers={"upload-length": str(len(data))})
+    assert r.status_code == 204, r.text
+    return upload_id
+
+
+def test_the_parts_of_one_recording_are_joined_in_order_into_one_session(api: Api, alice: str) -> None:
+    """A recorder restarted mid-session sends each part as its own stream; one session holds them all."""
+    parts = [_webm(3.0, 440), _webm(2.0, 880), _webm(1.5, 330)]
+    ids = [_part(api, alice, p) for p in parts]
+    r = api.client.post("/v1/sessions", json={"upload_ids": ids, "metadata": good_metadata()},
+                        headers=api.headers(alice, **{"idempotency-key": "parts-1"}))
+    assert r.status_code == 201, r.text
+    assert abs(r.json()["duration_s"] - 6.5) < 0.1  # each part's timestamps start at 0: joined, they run on
+    assert api.tus_files() == []
+    [audio] = api.files_on_volume()
+    import io
+
+    import av
+
+    with av.open(io.BytesIO(api.plain(audio))) as joined:
+        samples = sum(frame.samples for frame in joined.decode(audio=0))
+    assert abs(samples / 48000 - 6.5) < 0.1
+    again = api.client.post("/v1/sessions", json={"upload_ids": ids, "metadata": good_metadata()},
+                            headers=api.headers(alice, **{"idempotency-key": "parts-1"}))
+    assert again.status_code == 200 and again.json()["id"] == r.json()["id"]
+
+
+def test_parts_that_cannot_be_joined_are_kept(api: Api, alice: str) -> None:
+    ids = [_part(api, alice, _webm(1.0, 440)), _part(api, alice, JFK.read_bytes())]
+    r = api.client.post("/v1/sessions", json={"upload_ids": ids, "metadata": good_metadata()},
+                        headers=api.headers(alice))
+    assert (r.status_code, r.json()["error"]) == (422, "parts_unreadable")
+    assert len(api.tus_files()) == 4 and api.enqueued() == 0  # nothing lost, nothing queued
+    unfinished = _deferred(api, alice)
+    r = api.client.post("/v1/sessions", json={"upload_ids": [ids[0], unfinished], "metadata": good_metadata()},
+                        headers=api.headers(alice))
+    assert (r.status_code, r.json()["error"]) == (409, "upload_length_unknown")
+    for body in ({"upload_ids": [ids[0], ids[0]]}, {"upload_ids": []}, {"upload_id": ids[0], "upload_ids": ids}):
+        r = api.client.post("/v1/sessions", json={**body, "metadata": good_metadata()}, headers=api.headers(alice))
+        assert (r.status_code, r.json()["error"]) == (422, "invalid_body"), body
+    assert len(api.tus_files()) == 6

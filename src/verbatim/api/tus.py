@@ -42,12 +42,14 @@ from verbatim import audit
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.upload import Upload, require_space
+from verbatim.assemble import assemble
 from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.errors import NotFound, SealedDataError, UploadBusy, UploadExpired
+from verbatim.errors import AudioUnreadable, NotFound, SealedDataError, UploadBusy, UploadExpired
 from verbatim.resumable import LockedUpload, ResumableUploads, UploadInfo
 from verbatim.sealed import KeyRing, iter_plain
+from verbatim.storage import fsync_dir
 
 router = APIRouter(prefix="/v1/uploads", tags=["uploads"])
 
@@ -527,25 +529,37 @@ def _audit(svc: Services, actor: Actor, action: str, detail: dict[str, Any]) -> 
         audit.record(db, actor, action, None, detail)
 
 
-async def claim(svc: Services, who: Principal, upload_id: str, metadata: dict[str, Any], target: Path) -> Upload:
-    """Take the caller's complete upload for a new session: move its data to ``target`` and hash it.
+async def claim(svc: Services, who: Principal, upload_ids: list[str], metadata: dict[str, Any],
+                target: Path) -> Upload:
+    """Take the caller's complete upload(s) for a new session: one recording at ``target``, hashed.
 
-    ``target`` is a fresh path under ``incoming/``; the tus files are gone afterwards (the
-    data moved, never copied). Returns the Upload the session path checks and commits.
-    Raises ApiError 404 / 410 / 423 as for HEAD, and 409 ``upload_incomplete`` when fewer
-    than Upload-Length bytes arrived (the upload is left as it is, to be resumed).
+    ``target`` is a fresh path under ``incoming/``. One upload is moved there (never copied).
+    Several are the parts of one recording (a phone's recorder restarted mid-session), joined
+    in the order given (`verbatim.assemble`: remuxed, timestamps running on) while every part is
+    still held; the parts are deleted only after the joined file is durable. The tus files are
+    gone afterwards. Returns the Upload the session path checks and commits. Raises ApiError
+    404 / 410 / 423 as for HEAD, 409 ``upload_incomplete`` when fewer than Upload-Length bytes
+    arrived or ``upload_length_unknown`` when a deferred length was never declared (the
+    uploads are left as they are, to be resumed), 422 ``upload_corrupt`` / ``parts_unreadable``.
     """
-    with await _acquire(svc.uploads, upload_id, who) as locked:
-        info = locked.info
-        if info.length is None:
-            raise ApiError(409, "upload_length_unknown",
-                           f"upload {upload_id} holds {locked.offset} bytes but its length was deferred and "
-                           "never declared; send a PATCH with Upload-Length (the offset, to finish with what "
-                           "arrived) first")
-        if locked.offset != info.length:
-            raise ApiError(409, "upload_incomplete", f"upload {upload_id} holds {locked.offset} of {info.length} "
-                                                     "bytes; finish it with PATCH first")
-        await run_in_threadpool(locked.move_to, target)
+    with contextlib.ExitStack() as held:
+        parts = [held.enter_context(await _acquire(svc.uploads, upload_id, who)) for upload_id in upload_ids]
+        for locked in parts:
+            _require_complete(locked)
+        first = parts[0].info
+        if len(parts) == 1:
+            await run_in_threadpool(parts[0].move_to, target)
+        else:
+            paths = [svc.uploads.data_path(locked.info.id) for locked in parts]
+            try:
+                await run_in_threadpool(assemble, paths, target, svc.uploads.ring)
+            except (AudioUnreadable, SealedDataError) as exc:
+                raise ApiError(422, "parts_unreadable", f"the parts of the recording cannot be joined ({exc}); "
+                                                        "they are kept: send them again or one at a time") from exc
+            fsync_dir(target.parent)
+            # The joined recording is durable: only now do its parts go.
+            for locked in parts:
+                await run_in_threadpool(locked.discard)
     try:
         size, digest = await run_in_threadpool(_sha256, target, svc.uploads.ring)
     except SealedDataError as exc:
@@ -555,7 +569,19 @@ async def claim(svc: Services, who: Principal, upload_id: str, metadata: dict[st
     except BaseException:
         target.unlink(missing_ok=True)
         raise
-    return Upload(metadata=metadata, audio=target, size=size, sha256=digest, filename=info.metadata.get("filename"))
+    return Upload(metadata=metadata, audio=target, size=size, sha256=digest, filename=first.metadata.get("filename"))
+
+
+def _require_complete(locked: LockedUpload) -> None:
+    """ApiError 409 unless the upload's length is declared and every byte of it arrived."""
+    info = locked.info
+    if info.length is None:
+        raise ApiError(409, "upload_length_unknown",
+                       f"upload {info.id} holds {locked.offset} bytes but its length was deferred and never "
+                       "declared; send a PATCH with Upload-Length (the offset, to finish with what arrived) first")
+    if locked.offset != info.length:
+        raise ApiError(409, "upload_incomplete", f"upload {info.id} holds {locked.offset} of {info.length} "
+                                                 "bytes; finish it with PATCH first")
 
 
 def _sha256(path: Path, ring: KeyRing) -> tuple[int, str]:
