@@ -11,7 +11,7 @@ so that its scope can be ``/app/record``. Installable: ``static/recorder.webmani
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from verbatim.web.pages import STATIC_DIR, PageDep, render
 
@@ -24,6 +24,16 @@ def record_page(request: Request, page: PageDep) -> Response:
     if page.principal.scope != "therapist":
         return RedirectResponse("/app/clinic", 303)
     return render(request, "record.html")
+
+
+@router.get("/record/csrf")
+def csrf_token(page: PageDep) -> JSONResponse:
+    """``{"csrf_token"}`` of the current page session, for a recorder page opened before a new sign-in.
+
+    Same-origin only by nature (no CORS: another site's script cannot read the answer); without a
+    page session, 303 to the sign-in page.
+    """
+    return JSONResponse({"csrf_token": page.csrf_token}, headers={"cache-control": "no-store"})
 
 
 @router.get("/record-sw.js")

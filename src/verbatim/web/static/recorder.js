@@ -17,7 +17,7 @@
 (function () {
   const root = document.getElementById("recorder");
   if (!root) return;
-  const csrf = root.dataset.csrf;
+  let csrf = root.dataset.csrf;  // renewed from /app/record/csrf after a sign-in in another tab
   const TIMESLICE_MS = 1000;
   const MAX_PATCH_BYTES = 1024 * 1024;
   const $ = (id) => document.getElementById(id);
@@ -27,6 +27,7 @@
     elapsed: $("rec-elapsed"), saved: $("rec-saved"), sent: $("rec-sent"), waiting: $("rec-waiting"),
     message: $("rec-message"), found: $("rec-found"), foundText: $("rec-found-text"),
     resume: $("rec-continue"), finishFound: $("rec-finish-found"), network: $("rec-network"),
+    signIn: $("rec-sign-in"),
   };
 
   // --- IndexedDB ------------------------------------------------------------------------------
@@ -362,6 +363,17 @@
           if (rec.state === "finishing") await createSession();
           if (!pumpAgain) break;
         } catch (e) {
+          if (e instanceof Refused && (e.status === 401 || e.status === 403)) {
+            // The page session ended (idle, or the browser restarted): keep recording and keep the
+            // chunks; once the therapist signed in again (another tab), take the new CSRF token.
+            if (!(await refreshCsrf())) {
+              ui.signIn.hidden = false;
+              root.dataset.auth = "needed";
+              say("Sign in again (the link opens another tab) to send the recording. Recording goes on; nothing is lost.");
+            }
+            await new Promise((r) => setTimeout(r, 2000));
+            continue;
+          }
           if (e instanceof Refused && e.status < 500 && e.status !== 408 && e.status !== 429) {
             const body = await e.answer.json().catch(() => ({}));
             say("The server refused the recording: " + (body.detail || e.status) + ". It stays on this device.");
@@ -384,6 +396,19 @@
     }
   }
 
+  async function refreshCsrf() {
+    try {
+      const answer = await fetch("/app/record/csrf", { credentials: "same-origin", cache: "no-store", redirect: "manual" });
+      if (answer.status !== 200) return false;
+      csrf = (await answer.json()).csrf_token;
+      ui.signIn.hidden = true;
+      root.dataset.auth = "ok";
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
   async function createSession() {
     if (rec.parts.some((p) => !p.declared)) return;
     const ids = rec.parts.filter((p) => p.written > 0).map((p) => p.uploadUrl.split("/").pop());
@@ -394,7 +419,7 @@
     });
     const body = await answer.json().catch(() => ({}));
     if (answer.status !== 201 && answer.status !== 200) {
-      if (answer.status >= 500) throw new Error("server away");
+      if (answer.status >= 500 || answer.status === 401 || answer.status === 403) throw new Refused(answer);
       say("The server refused the recording: " + (body.detail || answer.status) + ". It stays on this device.");
       throw new Refused(answer);
     }
