@@ -46,7 +46,7 @@ class ApiProcess:
         with open(self.log, "ab") as out:
             self.popen = subprocess.Popen([sys.executable, "-m", "verbatim.cli", "api"], env=env, stdout=out,
                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + scaled_ms(60_000) / 1000
+        deadline = time.monotonic() + scaled_ms(180_000) / 1000
         while True:
             try:
                 if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
@@ -54,7 +54,7 @@ class ApiProcess:
             except httpx.HTTPError:
                 pass
             assert self.popen.poll() is None, self.log.read_text(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "the API did not start"
+            assert time.monotonic() < deadline, "the API did not start: " + self.log.read_text(errors="replace")[-3000:]
             time.sleep(0.1)
 
     def kill(self) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser.conftest import CHROMIUM, HOW, scaled_ms
+from tests.browser.conftest import CHROMIUM, HOW, Web, axe_violations, scaled_ms
 from tests.browser.recorder_rig import ApiProcess, Phone, device_storage, sign_in, wav_from
 from tests.factories import token_for
 from verbatim.config import Settings
@@ -201,3 +201,32 @@ def test_the_browser_killed_twice_mid_session_loses_at_most_a_chunk_each_time(
     assert stored == {"recordings": 0, "chunks": 0, "clear": False}
     # Every part's chunks but the last one a kill may catch unsaved: at most one chunk lost per kill.
     assert row.audio_duration_s >= captured + 3 - 2 - 1, (row.audio_duration_s, captured)
+
+
+def test_a_second_tab_leaves_the_recording_to_the_first(phone: Phone, server: ApiProcess, alice: str) -> None:
+    """One recorder per recording: a second tab finds it open elsewhere and neither sends nor records it."""
+    page = phone.launch(SAMPLE)
+    sign_in(page, server.url, alice)
+    start_recording(page)
+    wait_recorded(page, 2)
+    assert page.context is not None
+    second = page.context.new_page()
+    second.goto(server.url + "/app/record")
+    second.locator("#recorder[data-state=elsewhere]").wait_for()
+    assert "open in another tab" in second.locator("#rec-found-text").inner_text()
+    assert second.get_by_role("button", name="Start recording").is_disabled()
+    second.close()
+    wait_recorded(page, saved_chunks(page) + 2)
+    assert page.locator("#recorder").get_attribute("data-state") == "recording"
+
+
+def test_the_recorder_page_has_no_serious_accessibility_violations(web: Web, alice: str) -> None:
+    web.sign_in(alice)
+    web.go("/app/record")
+    assert web.page.get_by_role("button", name="Start recording").is_visible()
+    assert web.page.get_by_role("link", name="Record a session", exact=True).is_visible()
+    assert axe_violations(web) == []
+    manifest = web.page.request.get(web.url + "/app/static/recorder.webmanifest").json()
+    assert manifest["start_url"] == "/app/record" and manifest["display"] == "standalone"
+    worker = web.page.request.get(web.url + "/app/record-sw.js")
+    assert worker.ok and "javascript" in worker.headers["content-type"]
