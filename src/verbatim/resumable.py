@@ -2,11 +2,15 @@
 
 Layout under ``settings.tus_dir`` (never ``incoming/`` or ``audio/``)::
 
-    <id>.json   owner (therapist id), declared length (bytes), tus metadata, created and
-                expiry times (Unix seconds); sealed. Written once, atomically, before the data file.
+    <id>.json   owner (therapist id), declared length (bytes, or null while deferred), tus
+                metadata, created and expiry times (Unix seconds); sealed. Written atomically
+                before the data file, and once more when a deferred length is declared.
     <id>.bin    the bytes received so far, sealed (`verbatim.sealed`): each PATCH appends its own
                 segments (a new one every SEGMENT_BYTES), so no received byte is ever on disk in
                 clear, and the plain size of its complete segments *is* the upload offset.
+
+A deferred-length upload (tus ``creation-defer-length``: a phone still recording) grows the
+same way; its length is declared by a later PATCH, under the upload's lock.
 
 A PATCH whose process was killed mid-segment leaves an unfinished segment: the next request
 that takes the lock cuts the file back to its last complete segment (the client's HEAD then
@@ -33,7 +37,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,19 +55,25 @@ UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
 
 @dataclass(frozen=True)
 class UploadInfo:
-    """What was declared when an upload was created; never changes afterwards.
+    """What was declared when an upload was created (and, once, its deferred length).
 
-    ``length`` is the declared total size in bytes; ``metadata`` the decoded tus
+    ``length`` is the declared total size in bytes, or None while deferred (the client
+    declares it in a later PATCH; it never changes once set); ``metadata`` the decoded tus
     ``Upload-Metadata`` pairs (value None for a key sent without one); ``created_at`` and
     ``expires_at`` are Unix times in seconds.
     """
 
     id: str
     owner: uuid.UUID
-    length: int
+    length: int | None
     metadata: dict[str, str | None]
     created_at: float
     expires_at: float
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the total length is still unknown (a recording still being made)."""
+        return self.length is None
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the upload is past its expiry time (``now`` defaults to the current time)."""
@@ -144,6 +154,23 @@ class LockedUpload:
             self._sealed_plain += self._writer.plain_bytes
             self._writer = None
 
+    def declare_length(self, length: int) -> None:
+        """Fix a deferred upload's total length (bytes, ≥ the offset); written durably before returning.
+
+        Raises ValueError when the length is already declared (as another value) or is below
+        the bytes already received.
+        """
+        self._require_fd()
+        if self.info.length is not None:
+            if self.info.length != length:
+                raise ValueError(f"the upload's length is already {self.info.length}")
+            return
+        if length < self.offset:
+            raise ValueError(f"the upload already holds {self.offset} bytes")
+        info = replace(self.info, length=length)
+        self.store.write_info(info)
+        self.info = info
+
     def move_to(self, target: Path) -> None:
         """fsync, then rename the data file to ``target`` (same volume) and drop the info file.
 
@@ -204,32 +231,58 @@ class ResumableUploads:
     def info_path(self, upload_id: str) -> Path:
         return self.folder / f"{upload_id}.json"
 
-    def create(self, owner: uuid.UUID, length: int, metadata: dict[str, str | None]) -> UploadInfo:
-        """Register a new upload of ``length`` bytes for ``owner``; returns its info (offset 0).
+    def create(self, owner: uuid.UUID, length: int | None, metadata: dict[str, str | None]) -> UploadInfo:
+        """Register a new upload of ``length`` bytes (None: deferred) for ``owner``; returns its info (offset 0).
 
         The info file is written and fsynced before the empty data file exists, so an upload
         is never visible without knowing whose it is.
         """
         now = time.time()
         info = UploadInfo(secrets.token_hex(16), owner, length, dict(metadata), now, now + self.expiry_s)
-        record = asdict(info) | {"owner": str(owner)}
-        # Sealed: the metadata may name the client or the file.
-        write_sealed_atomic(self.info_path(info.id), json.dumps(record).encode(), self.ring)
+        self.write_info(info)
         fd = os.open(self.data_path(info.id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.close(fd)
         fsync_dir(self.folder)
         return info
 
-    def open_for(self, owner: uuid.UUID) -> tuple[int, int]:
-        """(how many unexpired uploads ``owner`` has open, their declared bytes in total)."""
-        count = declared = 0
+    def write_info(self, info: UploadInfo) -> None:
+        """Write (or replace) the upload's info file atomically, sealed, fsynced."""
+        record = asdict(info) | {"owner": str(info.owner)}
+        # Sealed: the metadata may name the client or the file.
+        write_sealed_atomic(self.info_path(info.id), json.dumps(record).encode(), self.ring)
+
+    def open_for(self, owner: uuid.UUID, *, besides: str | None = None) -> tuple[int, int]:
+        """(how many unexpired uploads ``owner`` has open, the bytes they count for in total).
+
+        A declared upload counts for its declared length; a deferred one for the bytes it
+        received so far (so a recording in progress reserves nothing it has not sent).
+        ``besides``: an upload id left out of both figures (the one the caller holds locked).
+        """
+        count = counted = 0
         now = time.time()
         for path in self.folder.glob("*.json"):
+            if path.stem == besides:
+                continue
             info = self.info(path.stem)
             if info is not None and info.owner == owner and not info.expired(now):
                 count += 1
-                declared += info.length
-        return count, declared
+                counted += info.length if info.length is not None else self.received(info.id)
+        return count, counted
+
+    def received(self, upload_id: str) -> int:
+        """Bytes an upload holds in finished segments, read without its lock (headers only).
+
+        A PATCH writing meanwhile may add more; a file that cannot be read counts its size on
+        disk (an upper bound: sealing only adds bytes).
+        """
+        path = self.data_path(upload_id)
+        try:
+            with open(path, "rb") as fh:
+                return scan(fh).plain_size
+        except SealedDataError:
+            return _size(path)
+        except OSError:
+            return 0
 
     def info(self, upload_id: str) -> UploadInfo | None:
         """The upload's info, or None when the id is malformed, unknown or its info unreadable."""
@@ -238,7 +291,8 @@ class ResumableUploads:
         try:
             raw: dict[str, Any] = json.loads(read_sealed(self.info_path(upload_id), self.ring))
             return UploadInfo(
-                id=upload_id, owner=uuid.UUID(raw["owner"]), length=int(raw["length"]),
+                id=upload_id, owner=uuid.UUID(raw["owner"]),
+                length=None if raw["length"] is None else int(raw["length"]),
                 metadata=dict(raw["metadata"]), created_at=float(raw["created_at"]),
                 expires_at=float(raw["expires_at"]),
             )
@@ -335,6 +389,13 @@ class ResumableUploads:
             yield True
         finally:
             os.close(fd)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _mtime(path: Path) -> float:

@@ -347,8 +347,9 @@ def test_tus_finalize_of_no_such_upload(api: Api, alice: str, upload_id: str) ->
     [
         pytest.param({"upload-length": None}, 400, "missing_header", id="create-no-length"),
         pytest.param({"upload-length": "12abc"}, 400, "invalid_header", id="create-bad-length"),
-        pytest.param({"upload-length": None, "upload-defer-length": "1"}, 400, "defer_length_unsupported",
-                     id="create-deferred-length"),
+        pytest.param({"upload-defer-length": "1"}, 400, "invalid_header", id="create-length-and-deferred"),
+        pytest.param({"upload-length": None, "upload-defer-length": "yes"}, 400, "invalid_header",
+                     id="create-bad-deferred-length"),
         pytest.param({"upload-metadata": "filename not_base64!"}, 400, "invalid_upload_metadata",
                      id="create-bad-metadata"),
         pytest.param({"upload-metadata": "a YQ==,a YQ=="}, 400, "invalid_upload_metadata",
@@ -362,10 +363,10 @@ def test_tus_bad_creation(api: Api, alice: str, headers: dict[str, str | None], 
     refused(api, r, status, code)
 
 
-def test_tus_creation_with_a_body(api: Api, alice: str) -> None:
+def test_tus_creation_with_a_body_of_another_type(api: Api, alice: str) -> None:
     r = api.client.post("/v1/uploads", content=b"RIFF....", headers=api.headers(alice, **TUS, **{
-        "upload-length": "8", "content-type": "application/offset+octet-stream"}))
-    refused(api, r, 400, "creation_with_upload_unsupported")
+        "upload-length": "8", "content-type": "audio/wav"}))
+    refused(api, r, 400, "invalid_creation_body")
 
 
 # --- real connections: the limit stops the reading, a cut leaves nothing --------------------

@@ -31,7 +31,9 @@ def test_options_discovers_version_extensions_and_max_size(api: Api) -> None:
     r = api.client.options("/v1/uploads")
     assert r.status_code == 204
     assert r.headers["tus-version"] == "1.0.0" and r.headers["tus-resumable"] == "1.0.0"
-    assert r.headers["tus-extension"] == "creation,expiration"
+    assert set(r.headers["tus-extension"].split(",")) == {
+        "creation", "creation-defer-length", "creation-with-upload", "expiration", "checksum", "termination"}
+    assert "sha256" in r.headers["tus-checksum-algorithm"].split(",")
     assert int(r.headers["tus-max-size"]) == api.settings.max_upload_bytes
 
 

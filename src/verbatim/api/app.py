@@ -25,6 +25,7 @@ from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.segments import router as segments_router
 from verbatim.api.sessions import router as sessions_router
+from verbatim.api.tus import OPENAPI_TAG as TUS_TAG
 from verbatim.api.tus import router as tus_router
 from verbatim.api.upload_slots import UploadSlots
 from verbatim.config import Settings
@@ -66,6 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
         title="Verbatim",
         description="Therapy session recordings in, speaker-labelled transcripts out.",
         version="0.1.0",
+        openapi_tags=[TUS_TAG],
         lifespan=lifespan,
         # Production hides the API's map (a setting): docs are for developers and integrators.
         # /docs itself is served from local Swagger UI files by verbatim.web (no CDN).

@@ -47,14 +47,16 @@ SMALL_BODY_BYTES = 64 * 1024
 ROUTE_CAPS: list[tuple[str, re.Pattern[str], int | None]] = [
     ("POST", re.compile(r"^/v1/sessions/?$"), None),  # multipart upload, or the small tus finalize
     ("PATCH", re.compile(r"^/v1/uploads/[^/]+/?$"), None),  # tus chunks (offset and size checked)
+    ("POST", re.compile(r"^/v1/uploads/?$"), None),  # tus creation-with-upload: the first chunk
 ]
 
 
-#: API routes a signed-in page may call with its cookie and X-CSRF-Token (the upload page).
+#: API routes a signed-in page may call with its cookie and X-CSRF-Token (the upload and recorder pages).
 PAGE_API_ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("POST", re.compile(r"^/v1/uploads/?$")),
     ("HEAD", re.compile(r"^/v1/uploads/[^/]+/?$")),
     ("PATCH", re.compile(r"^/v1/uploads/[^/]+/?$")),
+    ("DELETE", re.compile(r"^/v1/uploads/[^/]+/?$")),
     ("POST", re.compile(r"^/v1/sessions/?$")),
 ]
 #: Pages that take a form from a browser not signed in yet.

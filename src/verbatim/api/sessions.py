@@ -254,6 +254,9 @@ def _load_own(svc: ServicesDep, who: Principal, session_id: uuid.UUID) -> Sessio
     return _load(svc, who, session_id)
 
 
+MAX_PARTS = 50
+"""Most parts one recording may be joined from (each part is one restart of a phone's recorder)."""
+
 _UPLOAD_BODIES: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -264,9 +267,14 @@ _UPLOAD_BODIES: dict[str, Any] = {
                                "metadata": {"type": "string", "description": "SessionMetadata as JSON"}},
             }},
             "application/json": {"schema": {
-                "type": "object", "required": ["upload_id", "metadata"], "additionalProperties": False,
-                "properties": {"upload_id": {"type": "string", "description": "id of a complete /v1/uploads upload"},
-                               "metadata": {"type": "object", "description": "SessionMetadata"}},
+                "type": "object", "required": ["metadata"], "additionalProperties": False,
+                "properties": {
+                    "upload_id": {"type": "string", "description": "id of a complete /v1/uploads upload"},
+                    "upload_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                                   "maxItems": MAX_PARTS,
+                                   "description": "instead of upload_id: the parts of one recording, in order "
+                                                  "(a recorder restarted mid-session); joined into one recording"},
+                    "metadata": {"type": "object", "description": "SessionMetadata"}},
             }},
         },
     }
@@ -286,7 +294,8 @@ async def create_session(
     """Create a session from a recording; 201 with the new session (200 for an idempotent retry).
 
     Two bodies, one path. ``multipart/form-data`` with parts ``audio`` (the file, streamed to
-    disk) and ``metadata`` (JSON); or ``application/json`` ``{"upload_id", "metadata"}``
+    disk) and ``metadata`` (JSON); or ``application/json`` ``{"upload_id", "metadata"}`` (or
+    ``{"upload_ids": [...], "metadata"}``: the parts of one recording, joined in order)
     finalizing a complete resumable upload from ``/v1/uploads`` (its file is moved, not
     copied). Either becomes an `Upload`, which is then checked by content, fsynced and
     renamed; then the session row is committed; then a capture run is queued (if the queue
@@ -332,7 +341,7 @@ def _validate_metadata(raw: dict[str, Any]) -> SessionMetadata:
 
 async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
                            idempotency_key: str | None) -> Upload | Session:
-    """Parse ``{"upload_id", "metadata"}`` and claim that tus upload: an Upload in ``incoming/``.
+    """Parse ``{"upload_id" | "upload_ids", "metadata"}`` and claim those tus uploads: an Upload in ``incoming/``.
 
     Returns the existing Session instead when this is a retry whose first attempt already
     consumed the upload (same Idempotency-Key, upload gone). Errors: 413 body over 64 KiB,
@@ -347,12 +356,12 @@ async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
         raise ApiError(422, "body_not_json", "the body is nested too deeply") from exc
     if not isinstance(value, dict):
         raise ApiError(422, "invalid_body", 'send {"upload_id": "...", "metadata": {...}}')
-    unknown = sorted(value.keys() - {"upload_id", "metadata"})
+    unknown = sorted(value.keys() - {"upload_id", "upload_ids", "metadata"})
     if unknown:
-        raise ApiError(422, "invalid_body", f"unknown fields {unknown}: send only upload_id and metadata")
-    upload_id = value.get("upload_id")
-    if not isinstance(upload_id, str):
-        raise ApiError(422, "invalid_body", "upload_id must be the id of a /v1/uploads upload")
+        raise ApiError(422, "invalid_body", f"unknown fields {unknown}: send only upload_id (or upload_ids) and "
+                                            "metadata")
+    upload_ids = _upload_ids(value)
+    upload_id = upload_ids[0]
     if "metadata" not in value:
         raise ApiError(422, "missing_metadata", "the body needs `metadata`")
     if not isinstance(value["metadata"], dict):
@@ -366,7 +375,23 @@ async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
         info = svc.uploads.info(upload_id)
         if existing is not None and (info is None or info.owner != who.therapist_id):
             return existing  # a retry: the first attempt consumed the upload and made this session
-    return await claim(svc, who, upload_id, metadata, svc.volume.new_incoming())
+    return await claim(svc, who, upload_ids, metadata, svc.volume.new_incoming())
+
+
+def _upload_ids(value: dict[str, Any]) -> list[str]:
+    """The body's ``upload_id`` as a list of one, or its ``upload_ids`` (distinct, ≤ MAX_PARTS); 422 otherwise."""
+    if ("upload_id" in value) == ("upload_ids" in value):
+        raise ApiError(422, "invalid_body", "send upload_id (one upload) or upload_ids (the parts of one "
+                                            "recording, in order), not both or neither")
+    if "upload_id" in value:
+        if not isinstance(value["upload_id"], str):
+            raise ApiError(422, "invalid_body", "upload_id must be the id of a /v1/uploads upload")
+        return [value["upload_id"]]
+    ids = value["upload_ids"]
+    if (not isinstance(ids, list) or not ids or len(ids) > MAX_PARTS or not all(isinstance(i, str) for i in ids)
+            or len(set(ids)) != len(ids)):
+        raise ApiError(422, "invalid_body", f"upload_ids must be 1 to {MAX_PARTS} distinct upload ids, in order")
+    return list(ids)
 
 
 async def _read_small_body(request: Request) -> bytes:

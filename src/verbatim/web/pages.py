@@ -22,6 +22,7 @@ from verbatim.web.store import COOKIE, PageSession, touch
 from verbatim.web.words import register as register_filters
 
 HERE = Path(__file__).parent
+STATIC_DIR = HERE / "static"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 PAGE_HEADERS = {"cache-control": "no-store", "content-security-policy": CSP, "referrer-policy": "no-referrer",
