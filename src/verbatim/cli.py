@@ -39,6 +39,10 @@ clinic_app = typer.Typer(help="Clinic settings.", no_args_is_help=True)
 app.add_typer(clinic_app, name="clinic")
 app.add_typer(keys_app, name="keys")
 console = Console()
+#: Seconds uvicorn lets open requests finish after SIGTERM: the API's and the recognizer's (both sit
+#: inside their pods' terminationGracePeriodSeconds, deploy/k8s).
+API_GRACEFUL_SHUTDOWN_S = 10
+ASR_GRACEFUL_SHUTDOWN_S = 5
 
 
 def _stack_settings() -> Settings:
@@ -122,10 +126,16 @@ def _serve(stack: Stack) -> None:
 
 @app.command()
 def migrate() -> None:
-    """Apply database migrations (safe when several processes run it at once)."""
-    from verbatim.db.migrate import upgrade
+    """Apply database migrations (safe when several processes run it at once).
 
-    database_url, _ = _urls()
+    Needs only VERBATIM_DATABASE_URL, an administrator's (a Kubernetes migrate Job carries no Redis URL)."""
+    from verbatim.db.migrate import upgrade
+    from verbatim.errors import ConfigError
+
+    database_url = _stack_settings().database_url
+    if not database_url:
+        raise ConfigError("VERBATIM_DATABASE_URL must be set for `verbatim migrate` (an administrator's URL: "
+                          "the running processes connect as verbatim_app)")
     upgrade(database_url, app_password=get_settings().db_app_password)
     console.print("database schema, roles and grants are up to date")
 
@@ -141,7 +151,8 @@ def api() -> None:
     _configure_logs()
     s = get_settings()
     s.refuse_default_secrets("api")
-    uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning", timeout_graceful_shutdown=10,
+    uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning",
+                timeout_graceful_shutdown=API_GRACEFUL_SHUTDOWN_S,
                 **server_options(s))
 
 
@@ -154,7 +165,8 @@ def asr_server() -> None:
 
     s = get_settings()
     s.refuse_default_secrets("asr-server")
-    uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning", timeout_graceful_shutdown=5)
+    uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning",
+                timeout_graceful_shutdown=ASR_GRACEFUL_SHUTDOWN_S)
 
 
 @app.command()
