@@ -291,6 +291,7 @@ class Outcome:
     lost: int
     takeovers: int
     recovery_max_s: float | None
+    recovery_min_s: float | None
     elapsed_s: float
 
 
@@ -468,7 +469,8 @@ class Drill:
         mine = [s for sid, s in watch.takeovers[before:] if sid in ids]
         return Outcome(name, self.n, ready, sum(1 for sid in ids if status.get(sid) != "ready"
                                                  or sid in self.violations),
-                       len(mine), max(mine) if mine else None, time.monotonic() - started)
+                       len(mine), max(mine) if mine else None, min(mine) if mine else None,
+                       time.monotonic() - started)
 
     def run(self) -> dict[str, Any]:
         from verbatim.auth import create_token
@@ -500,6 +502,7 @@ def report(outcomes: list[Outcome], stale: int, writes: int, t: Timings) -> dict
         print(f"{o.name:38} {o.sessions:>8} {o.ready:>5} {o.lost:>4} {o.takeovers:>9} {rec:>12} {ratio:>7} "
               f"{o.elapsed_s:>6.0f} s")
     recoveries = [o.recovery_max_s for o in outcomes if o.recovery_max_s is not None]
+    fastest = [o.recovery_min_s for o in outcomes if o.recovery_min_s is not None]
     print(f"worker writes to sessions recorded: {writes}; stale (token below one already committed): {stale}")
     print(f"lease {t.lease_ttl_s:g} s, heartbeat {t.heartbeat_s:g} s, sweep tick {t.sweep_tick_s:g} s, "
           f"cuts of {t.cut_s:g} s")
@@ -509,6 +512,7 @@ def report(outcomes: list[Outcome], stale: int, writes: int, t: Timings) -> dict
         "sessions_lost": sum(o.lost for o in outcomes),
         "stale_writes": stale,
         "recovery_over_lease_max": round(max(recoveries) / t.lease_ttl_s, 3) if recoveries else None,
+        "recovery_over_lease_min": round(min(fastest) / t.lease_ttl_s, 3) if fastest else None,
         "takeovers": sum(o.takeovers for o in outcomes),
         "lease_ttl_s": t.lease_ttl_s,
         "sweep_tick_s": t.sweep_tick_s,
@@ -534,7 +538,8 @@ def drill(timings: Timings, sessions: int, workers_per_host: int, keep: bool = F
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=6, help="uploads in flight per scenario (default 6)")
-    parser.add_argument("--w1-workers", type=int, default=3, help="capture workers on w1 (default 3); w2, never cut, has twice as many")
+    parser.add_argument("--w1-workers", type=int, default=3,
+                        help="capture workers on w1 (default 3); w2, never cut, has twice as many")
     parser.add_argument("--cut-s", type=float, help="how long each cut lasts (default 120 s; --quick 20 s)")
     parser.add_argument("--quick", action="store_true", help="test timings (lease 6 s, tick 0.5 s)")
     parser.add_argument("--keep", action="store_true", help="keep the logs folder")
