@@ -403,6 +403,7 @@ class Drill:
         for _, proc in reversed(self.procs):
             with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
+                os.killpg(proc.pid, signal.SIGCONT)  # a worker stopped by run_scenario, interrupted
         for _, proc in reversed(self.procs):
             try:
                 proc.wait(timeout=30)
@@ -433,24 +434,33 @@ class Drill:
         started = time.monotonic()
         before = len(watch.takeovers)
         clip = samples_dir() / "jfk.wav"
+        target = cuts[0][0]
+        # w2 (twice w1's workers) would take every session first: it waits, stopped, until w1
+        # holds its share, so the cut host is mid-run when the cut comes.
+        paused = [p for who, p in self.procs if who.startswith("capture-2")] if target == "w1" else []
+        for proc in paused:
+            os.killpg(proc.pid, signal.SIGSTOP)
         with ApiClient(f"http://{ip_of('api')}:{API_PORT}", token) as api:
             ids = [api.upload(clip, [f"client-{uuid.uuid4().hex[:6]}"])["id"] for _ in range(self.n)]
         with psycopg.connect(self._conninfo(), autocommit=True) as db:
-            target = cuts[0][0]
             # Cut while the target holds runs (a worker host) or while runs are in flight (the API host).
+            want = min(self.per_host, self.n) if paused else 1
             deadline = time.monotonic() + 120 + self.t.job_s
             while time.monotonic() < deadline:
                 held = db.execute("SELECT count(*) FROM durable_runs WHERE kind = 'capture' AND holder LIKE %s"
                                   " AND subject_id = ANY(%s::uuid[])",
-                                  (f"capture-{target[1]}%" if target.startswith("w") else "capture-%", ids)
-                                  ).fetchone()
-                if held and held[0] >= 1:
+                                  ("capture-1%" if paused else "capture-%", ids)).fetchone()
+                if held and held[0] >= want:
                     break
                 self.check_copies(db, ids)
                 time.sleep(0.25)
+            held_by_target = held[0] if held else 0
+            for proc in paused:
+                os.killpg(proc.pid, signal.SIGCONT)
             for a, b in cuts:
                 self.net.cut(a, b)
-            print(f"  {name}: cut at {time.monotonic() - started:.0f} s", flush=True)
+            print(f"  {name}: cut at {time.monotonic() - started:.0f} s, {held_by_target} runs held there",
+                  flush=True)
             cut_end = time.monotonic() + self.t.cut_s
             while time.monotonic() < cut_end:
                 self.check_copies(db, ids)
