@@ -248,7 +248,7 @@ def sweeper() -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    ctx = build_context(get_settings())
+    ctx = build_context(_stack_settings())  # like the other commands: a running local stack's servers
     if ctx.settings.metrics_port:
         from prometheus_client import REGISTRY, start_http_server
 
