@@ -416,14 +416,19 @@ class Drill:
     # -- one scenario --
     def check_copies(self, db: psycopg.Connection[Any], ids: list[str]) -> dict[str, str]:
         """Every session's status; a live one without audio, job id or saved turns is recorded as lost."""
-        rows = db.execute(
-            "SELECT id::text, status, audio_path, vendor_job_id, raw_turns IS NOT NULL OR published_turns IS NOT NULL"
-            " FROM sessions WHERE id = ANY(%s::uuid[])", (ids,)).fetchall()
+        query = ("SELECT id::text, status, audio_path, vendor_job_id,"
+                 " raw_turns IS NOT NULL OR published_turns IS NOT NULL FROM sessions WHERE id = ANY(%s::uuid[])")
         self.respawn_dead()
         status = {}
-        for sid, st, audio, job, turns in rows:
+        gone = []
+        for sid, st, audio, _, _ in db.execute(query, (ids,)).fetchall():
             status[sid] = st
-            if st not in ("ready", "failed") and not (job or turns or (audio and Path(audio).exists())):
+            if st not in ("ready", "failed") and not (audio and Path(audio).exists()):
+                gone.append(sid)
+        # Read again after looking at the files: a delete follows the write that replaced the copy,
+        # so a row read now shows that write if the file was deleted before we looked.
+        for sid, st, _, job, turns in db.execute(query, (gone,)).fetchall() if gone else []:
+            if st not in ("ready", "failed") and not (job or turns):
                 self.violations.add(sid)
         return status
 
