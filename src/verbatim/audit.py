@@ -9,7 +9,7 @@ address and which request (``X-Request-ID``). The table refuses UPDATE, DELETE a
 
 Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcript_read``,
 ``speakers_corrected``, ``session_deleted``, ``suggestions_read``, ``suggestion_reviewed``,
-``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``dlq_reprocess``,
+``admin_sessions_listed``, ``admin_session_read``, ``admin_retry``, ``admin_runs_listed``, ``dlq_reprocess``,
 ``upload_created``, ``upload_terminated``, ``audit_read``, ``break_glass_opened``, ``transcript_read_break_glass``,
 ``break_glass_listed``, ``signed_in``, ``signed_out`` (the web pages; their rows carry
 ``{"via": "web"}``), ``note_requested``, ``note_read``, ``note_read_break_glass``, ``note_versions_read``,

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -32,6 +32,9 @@ token_app = typer.Typer(help="Create and revoke API tokens.", no_args_is_help=Tr
 sessions_app = typer.Typer(help="Inspect and retry sessions (admin).", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 app.add_typer(sessions_app, name="sessions")
+runs_app = typer.Typer(help="Every unfinished run of every kind, with its state (ops; no patient data).",
+                       no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
 notes_app = typer.Typer(help="Clinical notes: draft, show, sign, export (through the HTTP API).",
                         no_args_is_help=True)
 app.add_typer(notes_app, name="notes")
@@ -39,6 +42,10 @@ clinic_app = typer.Typer(help="Clinic settings.", no_args_is_help=True)
 app.add_typer(clinic_app, name="clinic")
 app.add_typer(keys_app, name="keys")
 console = Console()
+#: Seconds uvicorn lets open requests finish after SIGTERM: the API's and the recognizer's (both sit
+#: inside their pods' terminationGracePeriodSeconds, deploy/k8s).
+API_GRACEFUL_SHUTDOWN_S = 10
+ASR_GRACEFUL_SHUTDOWN_S = 5
 
 
 def _stack_settings() -> Settings:
@@ -122,10 +129,16 @@ def _serve(stack: Stack) -> None:
 
 @app.command()
 def migrate() -> None:
-    """Apply database migrations (safe when several processes run it at once)."""
-    from verbatim.db.migrate import upgrade
+    """Apply database migrations (safe when several processes run it at once).
 
-    database_url, _ = _urls()
+    Needs only VERBATIM_DATABASE_URL, an administrator's (a Kubernetes migrate Job carries no Redis URL)."""
+    from verbatim.db.migrate import upgrade
+    from verbatim.errors import ConfigError
+
+    database_url = _stack_settings().database_url
+    if not database_url:
+        raise ConfigError("VERBATIM_DATABASE_URL must be set for `verbatim migrate` (an administrator's URL: "
+                          "the running processes connect as verbatim_app)")
     upgrade(database_url, app_password=get_settings().db_app_password)
     console.print("database schema, roles and grants are up to date")
 
@@ -141,7 +154,8 @@ def api() -> None:
     _configure_logs()
     s = get_settings()
     s.refuse_default_secrets("api")
-    uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning", timeout_graceful_shutdown=10,
+    uvicorn.run(create_app(s), host=s.api_host, port=s.api_port, log_level="warning",
+                timeout_graceful_shutdown=API_GRACEFUL_SHUTDOWN_S,
                 **server_options(s))
 
 
@@ -154,7 +168,8 @@ def asr_server() -> None:
 
     s = get_settings()
     s.refuse_default_secrets("asr-server")
-    uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning", timeout_graceful_shutdown=5)
+    uvicorn.run(create_app(s), host=s.asr_host, port=s.asr_port, log_level="warning",
+                timeout_graceful_shutdown=ASR_GRACEFUL_SHUTDOWN_S)
 
 
 @app.command()
@@ -253,7 +268,7 @@ def sweeper() -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    ctx = build_context(get_settings())
+    ctx = build_context(_stack_settings())  # like the other commands: a running local stack's servers
     if ctx.settings.metrics_port:
         from prometheus_client import REGISTRY, start_http_server
 
@@ -379,6 +394,50 @@ def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Onl
         table.add_row(row.status, str(runs.get(row.id, 0)), row.failure_code or "",
                       row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
     console.print(table)
+
+
+def _runs_table(rows: list[Any]) -> Table:
+    table = Table("kind", "state", "holder", "since", "next due", "runs", "last fault")
+    table.add_column("subject", no_wrap=True, min_width=36)
+    for r in rows:
+        table.add_row(r.kind, r.state.value, r.holder or "", r.since[:19], (r.next_due_at or "")[:19], str(r.runs),
+                      r.last_fault_code or "", r.subject_id)
+    return table
+
+
+@runs_app.command("list")
+def runs_list(
+    kind: Annotated[str | None, typer.Option(help="Only this kind of run (capture, note, …)")] = None,
+    state: Annotated[str | None, typer.Option(
+        help="Only this state: running, parked, due, overdue, blocked or cancelled")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line")] = False,
+) -> None:
+    """Every unfinished run, oldest change first: state, holder, since, next due, runs used, last fault."""
+    from verbatim.ops_runs import RunState, list_runs
+    from verbatim.runtime import redis_client
+
+    try:
+        wanted = RunState(state) if state else None
+    except ValueError:
+        raise typer.BadParameter(f"state must be one of {', '.join(s.value for s in RunState)}") from None
+    database_url, redis_url = _urls()
+    rows = list_runs(database_url, redis_client(redis_url), kind=kind, state=wanted)
+    if as_json:
+        for r in rows:
+            print(json.dumps(r.as_dict()))
+        return
+    console.print(_runs_table(rows))
+
+
+@runs_app.command("show")
+def runs_show(subject_id: uuid.UUID) -> None:
+    """The unfinished runs of one subject (a session's capture run, a note's run), as JSON."""
+    from verbatim.ops_runs import show_run
+    from verbatim.runtime import redis_client
+
+    database_url, redis_url = _urls()
+    for r in show_run(database_url, redis_client(redis_url), subject_id):
+        print(json.dumps(r.as_dict(), indent=2))
 
 
 @sessions_app.command("show")

@@ -433,8 +433,11 @@ class EmbeddedPostgres:
     (fsync, synchronous_commit and full_page_writes off); leave it off for real data.
     """
 
-    def __init__(self, data_dir: Path, port: int | None = None, *, fast: bool = False) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, *, fast: bool = False,
+                 host: str = "127.0.0.1") -> None:
         self.data_dir = Path(data_dir).expanduser().absolute()
+        #: the one address it listens on (another only for a drill host in its own network namespace)
+        self.host = host
         self._port_explicit = port is not None
         self.port: int = port if port is not None else free_port()
         self.fast = fast
@@ -561,7 +564,7 @@ class EmbeddedPostgres:
                     with contextlib.suppress(pg_errors.DuplicateDatabase, pg_errors.UniqueViolation):
                         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         except psycopg.OperationalError as exc:
-            raise EmbeddedServerError(f"cannot reach PostgreSQL at 127.0.0.1:{self.port}: {exc}") from exc
+            raise EmbeddedServerError(f"cannot reach PostgreSQL at {self.host}:{self.port}: {exc}") from exc
         return self._url(name)
 
     def __enter__(self) -> Self:
@@ -579,11 +582,11 @@ class EmbeddedPostgres:
     # ---- internals ----------------------------------------------------------------------
 
     def _url(self, dbname: str) -> str:
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{quote(dbname, safe='')}"
+        return f"postgresql+psycopg://postgres@{self.host}:{self.port}/{quote(dbname, safe='')}"
 
     def _conninfo(self, dbname: str) -> str:
         return make_conninfo(
-            host="127.0.0.1", port=self.port, user="postgres", dbname=dbname, connect_timeout=2
+            host=self.host, port=self.port, user="postgres", dbname=dbname, connect_timeout=2
         )
 
     def _adopt(self, pid: int, port: int | None, *, deadline: float) -> None:
@@ -667,7 +670,7 @@ class EmbeddedPostgres:
         socket_dir = str(self.data_dir) if len(str(socket_path)) <= _MAX_SOCKET_PATH else ""
         cmd = [
             str(bin_dir / "postgres"), "-D", str(self.data_dir), "-p", str(self.port),
-            "-c", "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={socket_dir}",
+            "-c", f"listen_addresses={self.host}", "-c", f"unix_socket_directories={socket_dir}",
             "-c", "logging_collector=off",
         ]  # fmt: skip
         if self.fast:
@@ -707,7 +710,7 @@ class EmbeddedPostgres:
                 if proc.popen is not None:
                     proc.wait(0)
                 raise EmbeddedServerError(
-                    f"PostgreSQL on 127.0.0.1:{self.port} exited during start-up; last lines of "
+                    f"PostgreSQL on {self.host}:{self.port} exited during start-up; last lines of "
                     f"{self.log_path}:\n{_log_tail(self.log_path)}"
                 )
             try:
@@ -723,7 +726,7 @@ class EmbeddedPostgres:
                 else:
                     self._proc = None
                 raise EmbeddedServerError(
-                    f"PostgreSQL on 127.0.0.1:{self.port} did not accept connections in time "
+                    f"PostgreSQL on {self.host}:{self.port} did not accept connections in time "
                     f"({last_error}); last lines of {self.log_path}:\n{_log_tail(self.log_path)}"
                 )
             time.sleep(0.1)
@@ -820,8 +823,10 @@ class EmbeddedRedis:
     chosen now and kept for the object's lifetime.
     """
 
-    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, *, host: str = "127.0.0.1") -> None:
         self.data_dir = Path(data_dir).expanduser().absolute()
+        #: the one address it listens on (another only for a drill host in its own network namespace)
+        self.host = host
         self._port_explicit = port is not None
         self.port: int = port if port is not None else free_port()
         self._proc: _Process | None = None
@@ -831,7 +836,7 @@ class EmbeddedRedis:
     @property
     def url(self) -> str:
         """Redis URL of database 0, e.g. ``redis://127.0.0.1:6380/0``."""
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     @property
     def log_path(self) -> Path:
@@ -869,11 +874,15 @@ class EmbeddedRedis:
                     f"cannot start Redis on 127.0.0.1:{self.port}: the port is already in use"
                 )
             cmd = [
-                str(exe), "--port", str(self.port), "--bind", "127.0.0.1",
+                str(exe), "--port", str(self.port), "--bind", self.host,
                 "--save", "", "--appendonly", "no", "--daemonize", "no",
                 "--dir", str(self.data_dir), "--logfile", str(self.log_path),
                 "--pidfile", str(self.data_dir / REDIS_PID_NAME),
             ]  # fmt: skip
+            if self.host != "127.0.0.1":
+                # A drill host's address inside its own network namespace (bench/partition.py):
+                # protected mode would refuse every client that is not on the loopback.
+                cmd += ["--protected-mode", "no"]
             with open(self.log_path, "ab") as log:
                 # Redis logs to --logfile; stdout/stderr catch what it prints before that opens.
                 try:
@@ -953,10 +962,10 @@ class EmbeddedRedis:
                 if proc.popen is not None:
                     proc.wait(0)
                 raise EmbeddedServerError(
-                    f"Redis on 127.0.0.1:{self.port} exited during start-up; last lines of "
+                    f"Redis on {self.host}:{self.port} exited during start-up; last lines of "
                     f"{self.log_path}:\n{_log_tail(self.log_path)}"
                 )
-            client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1, socket_connect_timeout=1)
+            client = redis.Redis(host=self.host, port=self.port, socket_timeout=1, socket_connect_timeout=1)
             try:
                 if client.ping():
                     return
@@ -971,7 +980,7 @@ class EmbeddedRedis:
                 else:
                     self._proc = None
                 raise EmbeddedServerError(
-                    f"Redis on 127.0.0.1:{self.port} did not answer PING in time ({last_error}); "
+                    f"Redis on {self.host}:{self.port} did not answer PING in time ({last_error}); "
                     f"last lines of {self.log_path}:\n{_log_tail(self.log_path)}"
                 )
             time.sleep(0.05)

@@ -53,6 +53,22 @@ def test_two_migrators_at_once(empty_db: str) -> None:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0010"
 
 
+def test_migrate_needs_only_the_administrators_database_url(empty_db: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The Kubernetes migrate Job carries the admin URL and the app password, no Redis URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VERBATIM_")}
+    # (No VERBATIM_DB_APP_PASSWORD: roles are cluster-wide, and this server is shared with other tests.)
+    env.update(VERBATIM_MODE="production", VERBATIM_DATABASE_URL=empty_db, VERBATIM_DATA_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "verbatim.cli", "migrate"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with engine(empty_db).connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
+    env.pop("VERBATIM_DATABASE_URL")
+    refused = subprocess.run([sys.executable, "-m", "verbatim.cli", "migrate"], env=env, capture_output=True,
+                             text=True, timeout=300)
+    assert refused.returncode == 2 and "VERBATIM_DATABASE_URL" in refused.stdout
+
+
 def test_audit_log_is_append_only_in_the_database(empty_db: str) -> None:
     upgrade(empty_db)
     u = make_url(empty_db)

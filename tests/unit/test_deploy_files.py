@@ -43,7 +43,8 @@ def test_dockerfile_is_one_image_whose_command_picks_the_role() -> None:
     assert re.search(r"^FROM python:3\.1[12]", text, re.M)
     for folder in ("src", "workers", "migrations"):
         assert f"COPY {folder} ./{folder}" in text
-    assert "USER verbatim" in text
+    # Numeric, so Kubernetes' runAsNonRoot can verify it (deploy/k8s runs every pod as 10001:10001).
+    assert re.search(r"^USER 10001:10001$", text, re.M)
 
 
 def test_env_example_lists_every_setting() -> None:

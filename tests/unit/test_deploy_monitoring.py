@@ -28,8 +28,8 @@ WORKLOADS = {"Deployment", "StatefulSet"}
 
 def manifests() -> list[dict[str, Any]]:
     docs = []
-    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    for name in yaml.safe_load((DEPLOY / "k8s" / "kustomization.yaml").read_text())["resources"]:
+        docs += [d for d in yaml.safe_load_all((DEPLOY / "k8s" / name).read_text()) if d]
     return docs
 
 

@@ -1,18 +1,21 @@
-"""``/v1/admin``: failed and blocked sessions, and retrying a blocked one (admin scope only)."""
+"""``/v1/admin``: failed and blocked sessions, retrying a blocked one, every unfinished run (admin scope only)."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Annotated
 
+import redis
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from verbatim import audit
 from verbatim.admin import list_sessions, retry_session, show_session
 from verbatim.api.deps import ActorDep, AdminDep, ServicesDep
+from verbatim.api.errors import ApiError
 from verbatim.api.sessions import SessionOut, _out, _outs
 from verbatim.db.engine import db_session
+from verbatim.ops_runs import RunState, list_runs
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -57,3 +60,44 @@ def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep, actor: Act
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "admin_retry", session_id)
     return _out(svc, svc.repo.get(session_id), redact=True)
+
+
+class RunOut(BaseModel):
+    """One unfinished run (``verbatim.ops_runs.RunRow``): no patient data."""
+
+    kind: str
+    subject_id: str
+    state: RunState
+    subject_status: str | None
+    holder: str | None
+    since: str
+    next_due_at: str | None
+    deadline_at: str | None
+    runs: int
+    last_fault_code: str | None
+
+
+class RunPage(BaseModel):
+    items: list[RunOut]
+
+
+@router.get("/runs", response_model=RunPage)
+def admin_runs(
+    svc: ServicesDep,
+    _: AdminDep,
+    actor: ActorDep,
+    kind: Annotated[str | None, Query(pattern="^[a-z_]{1,20}$")] = None,
+    state: RunState | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+) -> RunPage:
+    """Every unfinished run of every kind, oldest change first, every clinic: kind, subject id, state
+    (running, parked, due, overdue, blocked, cancelled), holder (running only), since, next due,
+    deadline, runs used, last fault code. 503 when Redis (the leases) cannot be read. Audited."""
+    try:
+        rows = list_runs(svc.repo.url, svc.redis, kind=kind, state=state, limit=limit)
+    except redis.RedisError:
+        raise ApiError(503, "leases_unavailable", "Redis cannot be reached, so running and waiting runs cannot "
+                       "be told apart; try again shortly", headers={"Retry-After": "5"}) from None
+    with db_session(svc.repo.url) as db:
+        audit.record(db, actor, "admin_runs_listed", None, {"count": len(rows)})
+    return RunPage(items=[RunOut(**r.as_dict()) for r in rows])

@@ -21,9 +21,20 @@ _engines: dict[tuple[int, str], Engine] = {}
 # forever: PostgreSQL ends such a session after 10 s idle in a transaction (our transactions never
 # wait on anything but the database), so the newer run's fenced UPDATE goes through and the
 # zombie's COMMIT fails.
+# A network that drops packets silently (a partition: bench/partition.py) is bounded too: without
+# these, a query sent into it waits on the kernel's retransmissions (about 15 minutes) while the
+# run's heartbeat, which only talks to Redis, keeps its lease alive. tcp_user_timeout fails a
+# request whose bytes go unacknowledged for 30 s (the statement timeout: a slow query is not
+# affected, the server acknowledges it at once); keepalives find a pooled connection whose peer
+# went away while it was idle.
 CONNECT_ARGS = {
     "connect_timeout": 10,
     "options": "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=10000",
+    "tcp_user_timeout": 30000,
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
 }
 
 

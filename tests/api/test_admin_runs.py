@@ -1,0 +1,102 @@
+"""`GET /v1/admin/runs` and `verbatim runs list`: every unfinished run with the state an operator needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text, update
+
+from tests.api.conftest import Api
+from tests.conftest import SAMPLES, settings_env
+from tests.factories import token_for
+from verbatim import keys
+from verbatim.db.engine import db_session
+from verbatim.db.models import AuditEntry, Session
+from verbatim.ops_runs import RunState, run_state
+
+JFK = SAMPLES / "jfk.wav"
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("subject, lease, parked, deadline_in, expected", [
+    ("deleted", True, True, -1, RunState.CANCELLED),   # withdrawn wins over everything
+    ("blocked", False, False, -1, RunState.BLOCKED),
+    ("recognizing", True, False, -1, RunState.RUNNING),  # a live lease: a worker is at it
+    ("recognizing", False, True, -1, RunState.OVERDUE),
+    ("recognizing", False, True, 60, RunState.PARKED),
+    ("queued", False, False, 60, RunState.DUE),
+])
+def test_run_state_decides_in_one_place(subject: str, lease: bool, parked: bool, deadline_in: int,
+                                        expected: RunState) -> None:
+    assert run_state(subject_status=subject, lease_live=lease, parked=parked, due_at=NOW,
+                     deadline_at=NOW + timedelta(seconds=deadline_in), now=NOW) == expected
+
+
+def _set_run(api: Api, sid: str, **values: object) -> None:
+    sets = ", ".join(f"{k} = {v}" for k, v in values.items())
+    with db_session(api.settings.database_url or "") as db:
+        db.execute(text(f"UPDATE durable_runs SET {sets} WHERE kind = 'capture' AND subject_id = :sid"),
+                   {"sid": uuid.UUID(sid)})
+
+
+def _status(api: Api, sid: str, status: str, failure_code: str | None = None) -> None:
+    with db_session(api.settings.database_url or "") as db:
+        db.execute(update(Session).where(Session.id == uuid.UUID(sid)).values(status=status,
+                                                                              failure_code=failure_code))
+
+
+def test_admin_runs_shows_every_unfinished_run_with_its_state_and_no_patient_data(api: Api, alice: str) -> None:
+    ids = {name: api.upload(alice, JFK).json()["id"] for name in
+           ("running", "parked", "overdue", "blocked", "cancelled", "due", "ready")}
+    api.redis.set(keys.lease(ids["running"]), "token", px=60_000)
+    _set_run(api, ids["running"], holder="'capture-1@host-a'")
+    _set_run(api, ids["parked"], parked_at="now()")
+    _set_run(api, ids["overdue"], deadline_at="now() - interval '1 minute'")
+    _status(api, ids["blocked"], "blocked", "recognizer_auth")
+    _status(api, ids["cancelled"], "deleted")
+    _status(api, ids["ready"], "ready")
+    _set_run(api, ids["ready"], due_at="NULL")
+
+    admin = token_for(api.settings, "", "HQ", scope="admin")
+    assert api.client.get("/v1/admin/runs", headers=api.headers(alice)).status_code == 403
+    r = api.client.get("/v1/admin/runs", headers=api.headers(admin))
+    assert r.status_code == 200, r.text
+    items = {i["subject_id"]: i for i in r.json()["items"]}
+    assert {name: items[sid]["state"] for name, sid in ids.items() if sid in items} == {
+        "running": "running", "parked": "parked", "overdue": "overdue", "blocked": "blocked",
+        "cancelled": "cancelled", "due": "due"}  # the ready session's run is finished: not listed
+    running = items[ids["running"]]
+    assert running["holder"] == "capture-1@host-a" and running["kind"] == "capture" and running["runs"] == 0
+    assert items[ids["blocked"]]["last_fault_code"] == "recognizer_auth"
+    assert items[ids["due"]]["next_due_at"] and items[ids["due"]]["holder"] is None
+    assert "client" not in r.text.replace("client_ids", "")  # no client ids, no words: metadata only
+
+    parked = api.client.get("/v1/admin/runs?state=parked&kind=capture", headers=api.headers(admin)).json()
+    assert [i["subject_id"] for i in parked["items"]] == [ids["parked"]]
+    bad = api.client.get("/v1/admin/runs?state=sleeping", headers=api.headers(admin))
+    assert bad.status_code == 422
+    with db_session(api.settings.database_url or "") as db:
+        actions = db.query(AuditEntry.action).filter(AuditEntry.action == "admin_runs_listed").count()
+    assert actions == 2
+
+
+def test_runs_list_on_the_command_line(api: Api, alice: str) -> None:
+    sid = api.upload(alice, JFK).json()["id"]
+    _set_run(api, sid, parked_at="now()")
+    env = settings_env(api.settings)
+    done = subprocess.run([sys.executable, "-m", "verbatim.cli", "runs", "list", "--json", "--state", "parked"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["subject_id"], r["state"]) for r in rows] == [(sid, "parked")]
+    shown = subprocess.run([sys.executable, "-m", "verbatim.cli", "runs", "show", sid], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["state"] == "parked"
+    bad = subprocess.run([sys.executable, "-m", "verbatim.cli", "runs", "list", "--state", "sleeping"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "running, parked" in bad.stdout + bad.stderr
