@@ -6,9 +6,8 @@ import json
 import subprocess
 import sys
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-import pytest
 from sqlalchemy import text, update
 
 from tests.api.conftest import Api
@@ -17,24 +16,9 @@ from tests.factories import token_for
 from verbatim import keys
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry, Session
-from verbatim.ops_runs import RunState, run_state
 
 JFK = SAMPLES / "jfk.wav"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-@pytest.mark.parametrize("subject, lease, parked, deadline_in, expected", [
-    ("deleted", True, True, -1, RunState.CANCELLED),   # withdrawn wins over everything
-    ("blocked", False, False, -1, RunState.BLOCKED),
-    ("recognizing", True, False, -1, RunState.RUNNING),  # a live lease: a worker is at it
-    ("recognizing", False, True, -1, RunState.OVERDUE),
-    ("recognizing", False, True, 60, RunState.PARKED),
-    ("queued", False, False, 60, RunState.DUE),
-])
-def test_run_state_decides_in_one_place(subject: str, lease: bool, parked: bool, deadline_in: int,
-                                        expected: RunState) -> None:
-    assert run_state(subject_status=subject, lease_live=lease, parked=parked, due_at=NOW,
-                     deadline_at=NOW + timedelta(seconds=deadline_in), now=NOW) == expected
 
 
 def _set_run(api: Api, sid: str, **values: object) -> None:
@@ -54,9 +38,11 @@ def test_admin_runs_shows_every_unfinished_run_with_its_state_and_no_patient_dat
     ids = {name: api.upload(alice, JFK).json()["id"] for name in
            ("running", "parked", "overdue", "blocked", "cancelled", "due", "ready")}
     api.redis.set(keys.lease(ids["running"]), "token", px=60_000)
-    _set_run(api, ids["running"], holder="'capture-1@host-a'")
+    _set_run(api, ids["running"], holder="'capture-1@host-a'", due_at="now() + interval '1 minute'")
     _set_run(api, ids["parked"], parked_at="now()")
-    _set_run(api, ids["overdue"], deadline_at="now() - interval '1 minute'")
+    # Overdue: work outstanding and nobody looking (its due time long past: no sweep is running).
+    _set_run(api, ids["overdue"], due_at="now() - interval '5 minutes'")
+    _set_run(api, ids["due"], due_at="now() + interval '10 minutes'")  # however slow the uploads were
     _status(api, ids["blocked"], "blocked", "recognizer_auth")
     _status(api, ids["cancelled"], "deleted")
     _status(api, ids["ready"], "ready")
