@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+import pytest
+
 from tests.api.conftest import Api
 from tests.conftest import SAMPLES
 from tests.factories import token_for
@@ -36,6 +38,7 @@ def test_uploads_wait_for_a_probe_slot_and_get_503_when_none_frees(api_with: Cal
     assert waited.enqueued() == 1
 
 
+@pytest.mark.timeout(900)  # twelve real probes two at a time: slow on a loaded machine, each wait bounded
 def test_many_uploads_at_once_are_each_taken_or_told_to_retry_never_unreadable(
         api_with: Callable[..., Api]) -> None:
     api = api_with(probe_concurrency=2, probe_wait_s=120.0)
