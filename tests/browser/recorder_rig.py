@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.sync_api import Browser, BrowserContext, BrowserType, Page
 
 from tests.browser.conftest import CHROMIUM, scaled_ms
 from tests.conftest import settings_env
@@ -47,15 +47,17 @@ class ApiProcess:
             self.popen = subprocess.Popen([sys.executable, "-m", "verbatim.cli", "api"], env=env, stdout=out,
                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + scaled_ms(180_000) / 1000
-        while True:
-            try:
-                if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert self.popen.poll() is None, self.log.read_text(errors="replace")[-3000:]
-            assert time.monotonic() < deadline, "the API did not start: " + self.log.read_text(errors="replace")[-3000:]
-            time.sleep(0.1)
+        with httpx.Client(timeout=2) as http:  # one client: a loaded machine is slow to build TLS contexts
+            while True:
+                try:
+                    if http.get(self.url + "/healthz").status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                assert self.popen.poll() is None, self.log.read_text(errors="replace")[-3000:]
+                assert time.monotonic() < deadline, ("the API did not start: "
+                                                     + self.log.read_text(errors="replace")[-3000:])
+                time.sleep(0.1)
 
     def kill(self) -> None:
         """SIGKILL: the port closes at once (a crash, a deploy, the clinic's Wi-Fi gone — to the page, all alike)."""
@@ -81,8 +83,8 @@ def wav_from(source: Path, start_s: float, target: Path) -> Path:
 class Phone:
     """A Chromium process with a fake microphone and a lasting profile, driven over CDP."""
 
-    def __init__(self, playwright: Playwright, profile: Path, log: Path):
-        self.playwright = playwright
+    def __init__(self, browser_type: BrowserType, profile: Path, log: Path):
+        self.browser_type = browser_type
         self.profile = profile
         self.log = log
         self.popen: subprocess.Popen[bytes] | None = None
@@ -109,7 +111,7 @@ class Phone:
                 assert self.popen.poll() is None, self.log.read_text(errors="replace")[-3000:]
                 assert time.monotonic() < deadline, "chromium did not open its debugging port"
                 time.sleep(0.1)
-        self.browser = self.playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+        self.browser = self.browser_type.connect_over_cdp(f"http://127.0.0.1:{port}")
         self.context = self.browser.contexts[0]
         self.context.set_default_timeout(scaled_ms(20_000))
         self.page = self.context.pages[0] if self.context.pages else self.context.new_page()

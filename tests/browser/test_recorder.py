@@ -15,8 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, Page
 
-from tests.browser.conftest import CHROMIUM, HOW, Web, axe_violations, scaled_ms
+from tests.browser.conftest import Web, axe_violations, scaled_ms
 from tests.browser.recorder_rig import ApiProcess, Phone, device_storage, sign_in, wav_from
 from tests.factories import token_for
 from verbatim.config import Settings
@@ -24,20 +25,8 @@ from verbatim.db.repo import Repo
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "therapy_dialogue.wav"
 
-try:
-    from playwright.sync_api import Page, Playwright, sync_playwright
-except ImportError:  # pragma: no cover - the dev extra installs it
-    sync_playwright = None  # type: ignore[assignment]
-
-
-@pytest.fixture
-def playwright() -> Iterator[Playwright]:
-    if sync_playwright is None:
-        pytest.skip("browser tests need the playwright package (pip install -e '.[dev]')")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"browser tests need Chromium at {CHROMIUM}: {HOW}")
-    with sync_playwright() as p:
-        yield p
+# A session of several minutes of recording, with processes killed and restarted, on a shared machine.
+pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture
@@ -49,8 +38,9 @@ def server(settings: Settings, data_dir: Path) -> Iterator[ApiProcess]:
 
 
 @pytest.fixture
-def phone(playwright: Playwright, tmp_path: Path) -> Iterator[Phone]:
-    p = Phone(playwright, tmp_path / "profile", tmp_path / "chromium.log")
+def phone(browser: Browser, tmp_path: Path) -> Iterator[Phone]:
+    """A Chromium process of its own (fake microphone, lasting profile), driven by the session's Playwright."""
+    p = Phone(browser.browser_type, tmp_path / "profile", tmp_path / "chromium.log")
     yield p
     p.close()
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.browser.conftest import scaled_ms
 from tests.browser.recorder_rig import ApiProcess, Phone, device_storage, sign_in, wav_from
 from tests.browser.test_recorder import (  # noqa: F401 - fixtures
@@ -13,7 +15,6 @@ from tests.browser.test_recorder import (  # noqa: F401 - fixtures
     alice,
     finish_and_open_session,
     phone,
-    playwright,
     saved_chunks,
     server,
     start_recording,
@@ -21,6 +22,8 @@ from tests.browser.test_recorder import (  # noqa: F401 - fixtures
 )
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
+
+pytestmark = pytest.mark.timeout(1200)
 
 
 def test_killed_offline_the_recorder_reopens_from_its_service_worker_and_loses_nothing(
