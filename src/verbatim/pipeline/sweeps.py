@@ -95,7 +95,8 @@ def tick(ctx: RunContext) -> SweepReport:
         # Claiming the period reads the database too: an outage here is a failed step, not the end
         # of the process (our own outage never exits a process).
         claimed: list[bool] = []
-        _step(report, f"{name}_claim", lambda name=name: claimed.append(_claim_period(ctx, name)))  # type: ignore[misc]
+        _step(report, f"{name}_claim",
+              lambda name=name, claimed=claimed: claimed.append(_claim_period(ctx, name)))  # type: ignore[misc]
         if claimed and claimed[0]:
             _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
         else:
