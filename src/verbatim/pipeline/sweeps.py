@@ -92,15 +92,10 @@ def tick(ctx: RunContext) -> SweepReport:
     for name, fn in (("stranded_vendor_jobs", delete_stranded_vendor_jobs), ("orphan_audio", delete_orphan_audio),
                      ("analysis_reemit", _analysis_reemit), ("retention", expire_transcripts),
                      ("note_retention", expire_signed_notes)):
-        # Claiming the period reads the database too: an outage here is a failed step, not the end
-        # of the process (our own outage never exits a process).
-        claimed: list[bool] = []
-        _step(report, f"{name}_claim",
-              lambda name=name, claimed=claimed: claimed.append(_claim_period(ctx, name)))  # type: ignore[misc]
-        if claimed and claimed[0]:
+        if _claim_period(ctx, name):
             _step(report, name, lambda fn=fn: fn(ctx, report))  # type: ignore[misc]
         else:
-            report.steps[name] = "not_due" if claimed else "error"
+            report.steps[name] = "not_due"
     if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
             or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors
             or report.transcripts_expired):
