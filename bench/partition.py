@@ -293,6 +293,7 @@ class Outcome:
     recovery_max_s: float | None
     recovery_min_s: float | None
     elapsed_s: float
+    after_heal_s: float = 0.0  #: from the end of the cut to the last session's end
 
 
 class Drill:
@@ -471,6 +472,7 @@ class Drill:
                 self.check_copies(db, ids)
                 time.sleep(0.5)
             self.net.heal()
+            healed = time.monotonic()
             # Bounded: a session waits at most its recognizer job, a few leases and a stalled TCP
             # retransmission after the cut (PostgreSQL clients resume on their next retry).
             deadline = time.monotonic() + 600 + 10 * self.t.lease_ttl_s
@@ -485,7 +487,7 @@ class Drill:
         return Outcome(name, self.n, ready, sum(1 for sid in ids if status.get(sid) != "ready"
                                                  or sid in self.violations),
                        len(mine), max(mine) if mine else None, min(mine) if mine else None,
-                       time.monotonic() - started)
+                       time.monotonic() - started, time.monotonic() - healed)
 
     def run(self) -> dict[str, Any]:
         from verbatim.auth import create_token
@@ -510,12 +512,12 @@ class Drill:
 
 def report(outcomes: list[Outcome], stale: int, writes: int, t: Timings) -> dict[str, Any]:
     print(f"\n{'scenario':38} {'sessions':>8} {'ready':>5} {'lost':>4} {'takeovers':>9} "
-          f"{'recovery max':>12} {'/ lease':>7} {'elapsed':>8}")
+          f"{'recovery max':>12} {'/ lease':>7} {'elapsed':>8} {'after heal':>10}")
     for o in outcomes:
         rec = f"{o.recovery_max_s:.1f} s" if o.recovery_max_s is not None else "-"
         ratio = f"{o.recovery_max_s / t.lease_ttl_s:.2f}" if o.recovery_max_s is not None else "-"
         print(f"{o.name:38} {o.sessions:>8} {o.ready:>5} {o.lost:>4} {o.takeovers:>9} {rec:>12} {ratio:>7} "
-              f"{o.elapsed_s:>6.0f} s")
+              f"{o.elapsed_s:>6.0f} s {o.after_heal_s:>8.0f} s")
     recoveries = [o.recovery_max_s for o in outcomes if o.recovery_max_s is not None]
     fastest = [o.recovery_min_s for o in outcomes if o.recovery_min_s is not None]
     print(f"worker writes to sessions recorded: {writes}; stale (token below one already committed): {stale}")
@@ -529,6 +531,7 @@ def report(outcomes: list[Outcome], stale: int, writes: int, t: Timings) -> dict
         "recovery_over_lease_max": round(max(recoveries) / t.lease_ttl_s, 3) if recoveries else None,
         "recovery_over_lease_min": round(min(fastest) / t.lease_ttl_s, 3) if fastest else None,
         "takeovers": sum(o.takeovers for o in outcomes),
+        "after_heal_max_s": round(max(o.after_heal_s for o in outcomes), 1),
         "lease_ttl_s": t.lease_ttl_s,
         "sweep_tick_s": t.sweep_tick_s,
         "cut_s": t.cut_s,
