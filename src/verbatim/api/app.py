@@ -20,6 +20,7 @@ from verbatim.api.break_glass import router as break_glass_router
 from verbatim.api.callbacks import router as callbacks_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
+from verbatim.api.guessing import Guessing
 from verbatim.api.notes import router as notes_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
@@ -56,6 +57,7 @@ def create_app(settings: Settings) -> FastAPI:
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s, volume.ring),
             cleanup=make_cleanup(settings, repo, recognizer, volume, client),
             upload_slots=UploadSlots(settings.max_concurrent_uploads),
+            guessing=Guessing(client, settings.auth_failures_per_min, database_url),
         )
         yield
         recognizer.close()
@@ -76,7 +78,7 @@ def create_app(settings: Settings) -> FastAPI:
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
     app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s,
-                       web_idle_s=settings.web_idle_s)
+                       web_idle_s=settings.web_idle_s, guessing=lambda: app.state.services.guessing)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
     app.add_middleware(SecurityHeaders)

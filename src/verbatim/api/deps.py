@@ -9,6 +9,7 @@ import redis
 from fastapi import Depends, Request
 
 from verbatim.api.errors import ApiError
+from verbatim.api.guessing import Guessing, too_many
 from verbatim.api.upload_slots import UploadSlots
 from verbatim.audit import Actor
 from verbatim.auth import Principal, resolve
@@ -32,6 +33,7 @@ class Services:
     uploads: ResumableUploads
     cleanup: Cleanup
     upload_slots: UploadSlots
+    guessing: Guessing
 
 
 def services(request: Request) -> Services:
@@ -53,8 +55,14 @@ def principal(request: Request, svc: ServicesDep) -> Principal:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token> (verbatim token create)")
+    address = request.client.host if request.client else None
+    # Checked before the token is: once throttled, a right guess answers as a wrong one does.
+    throttled = svc.guessing.throttled(address, "bearer")
+    if throttled is not None:
+        raise too_many(throttled)
     found = resolve(svc.repo.url, token.strip())
     if found is None:
+        svc.guessing.failed(address, "bearer", getattr(request.state, "request_id", None))
         raise ApiError(401, "unauthorized", "the token is unknown, expired or revoked")
     return found
 

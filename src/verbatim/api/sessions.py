@@ -31,6 +31,7 @@ from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
+from verbatim.free_text import check_single_line
 from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
 from verbatim.states import SessionStatus
 
@@ -76,8 +77,9 @@ class SessionMetadata(BaseModel):
         for i in ids:
             if not i:
                 raise ValueError("a client id must not be blank")
-            if any(unicodedata.category(ch) in ("Cf", "Cc", "Cs", "Co", "Cn") for ch in i):
-                raise ValueError(f"client id {i!r} holds invisible or format characters (e.g. bidi overrides)")
+            if any(unicodedata.category(ch) in ("Co", "Cn") for ch in i):
+                raise ValueError("a client id holds a private-use or unassigned character")
+            check_single_line(i)  # controls, lone surrogates, format characters (bidi, zero-width)
         if len({i.casefold() for i in ids}) != len(ids):
             raise ValueError("client ids must be distinct")
         reserved = {i for i in ids if i.casefold() in RESERVED_ROLES or i.casefold() == UNASSIGNED}
