@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Metric, generate_latest
@@ -25,6 +26,7 @@ from verbatim.api.notes import router as notes_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.segments import router as segments_router
+from verbatim.api.sessions import SessionMetadata
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import router as tus_router
 from verbatim.api.upload_slots import UploadSlots
@@ -75,6 +77,7 @@ def create_app(settings: Settings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json" if settings.docs_enabled else None,
     )
+    _publish_upload_schemas(app)
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
     app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s,
@@ -131,6 +134,25 @@ def create_app(settings: Settings) -> FastAPI:
         return Response(generate_latest(_ApiMetrics()), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _publish_upload_schemas(app: FastAPI) -> None:
+    """Add ``SessionMetadata`` (and what it refers to) to the OpenAPI document's components: the upload
+    reads its body itself (two body types on one path), so FastAPI would not publish the schema a
+    phone developer generates a client from."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            doc = build()
+            schema = SessionMetadata.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = doc.setdefault("components", {}).setdefault("schemas", {})
+            components.update(schema.pop("$defs", {}))
+            components["SessionMetadata"] = schema
+            app.openapi_schema = doc
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _ApiMetrics:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import redis
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from verbatim.api.errors import ApiError
 from verbatim.api.guessing import Guessing, too_many
@@ -43,8 +44,16 @@ def services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(services)]
 
 
-def principal(request: Request, svc: ServicesDep) -> Principal:
-    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked.
+#: declares the bearer token in the OpenAPI document (``securitySchemes``), so Swagger can authorize
+#: and generated clients send it; ``auto_error=False``: the 401 is ours, in our error shape
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearerToken",
+                    description="A token from `verbatim token create` (therapist, clinic_admin or admin scope)")
+
+
+def principal(request: Request, svc: ServicesDep,
+              _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked;
+    429 after too many failures from the caller's address (``verbatim.api.guessing``).
 
     A request with a body was already authenticated by ``BodyGate`` (before its body was read).
     """

@@ -257,12 +257,12 @@ _UPLOAD_BODIES: dict[str, Any] = {
             "multipart/form-data": {"schema": {
                 "type": "object", "required": ["audio", "metadata"],
                 "properties": {"audio": {"type": "string", "format": "binary"},
-                               "metadata": {"type": "string", "description": "SessionMetadata as JSON"}},
-            }},
+                               "metadata": {"$ref": "#/components/schemas/SessionMetadata"}},
+            }, "encoding": {"metadata": {"contentType": "application/json"}}},
             "application/json": {"schema": {
                 "type": "object", "required": ["upload_id", "metadata"], "additionalProperties": False,
                 "properties": {"upload_id": {"type": "string", "description": "id of a complete /v1/uploads upload"},
-                               "metadata": {"type": "object", "description": "SessionMetadata"}},
+                               "metadata": {"$ref": "#/components/schemas/SessionMetadata"}},
             }},
         },
     }
