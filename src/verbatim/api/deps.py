@@ -51,7 +51,7 @@ BEARER = HTTPBearer(auto_error=False, scheme_name="bearerToken",
 
 
 def principal(request: Request, svc: ServicesDep,
-              _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Principal:
+              _declared: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Principal:
     """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked;
     429 after too many failures from the caller's address (``verbatim.api.guessing``).
 
