@@ -22,6 +22,11 @@ without a token used to be read, buffered and parsed before the 401. This gate r
 4. A buffered JSON body nested too deeply for Python's parser (``[`` × 60 000) is answered 422
    here: FastAPI would turn its RecursionError into a bare 400 "error parsing the body".
 
+5. A wrong bearer token counts as a failed authentication of the client's address, and a throttled
+   address is answered 429 before its token is looked up (``verbatim.api.guessing``). A fault of ours
+   met by the gate's own look-ups (PostgreSQL down) is answered as the app answers it
+   (``verbatim.api.errors.fault_answer``: 503 with Retry-After), not a 500.
+
 Why our own code: the order (auth, then cap, then body) is the point, and no maintained
 middleware does "authenticate before the body" for a FastAPI app.
 """
