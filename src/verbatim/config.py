@@ -82,7 +82,8 @@ class Settings(BaseSettings):
     )
     trusted_proxies: str = Field(
         "", description="Comma-separated addresses or networks (10.0.0.0/8) of the proxies whose X-Forwarded-For "
-        "names the client; empty: none, the connection's address is the client's (set the Ingress controller's pod network)",
+        "names the client; empty: none, the connection's address is the client's (set the Ingress controller's "
+        "pod network)",
     )
     public_url: str | None = Field(
         None, description="Address clinicians open (sign-in links); unset → http://API_HOST:API_PORT",
