@@ -8,7 +8,12 @@ What it does:
    always a private embedded Redis), and prepares the tokens, sessions and uploads the table
    refers to (``tests/security/hostile.py``);
 2. sends every row once and counts those answered with the expected status and nothing stored
-   (no patient-data row changed, no file under the data directory, nothing enqueued);
+   (no patient-data row changed, no file under the data directory, nothing enqueued). The table
+   holds security issue 11's findings 1–14 and issue 24's items 1–7 as findings 15–21: NUL, control
+   and format characters in every free-text field of the API and the pages, reasons without words,
+   a forwarded sign-in link over a live page session, guessing (tokens, sign-ins, link codes: 429),
+   the local recognizer's docs in production (served in-process), a forged X-Forwarded-For, and the
+   OpenAPI document (the API in development mode, in-process);
 3. measures the two attacks the issue names, sampling the RSS of the API process and all its
    children together (psutil) every 5 ms:
    - an unauthenticated ``PUT /v1/sessions/{id}/speakers`` announcing a 150 MiB JSON body:

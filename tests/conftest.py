@@ -28,6 +28,7 @@ import pytest
 import redis
 from sqlalchemy.engine import make_url
 
+from tests.leaks import leaks
 from verbatim.config import Settings, load_settings
 from verbatim.db.roles import runtime_url
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
@@ -68,13 +69,21 @@ STEADY = {"lease_ttl_s": 120.0, "heartbeat_s": 2.0, "recognizer_park_after_s": 3
 
 
 @pytest.fixture(scope="session")
-def scratch() -> Iterator[Path]:
-    """A world-traversable scratch folder (embedded PostgreSQL runs as another user under root)."""
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A world-traversable scratch folder (embedded PostgreSQL runs as another user under root).
+
+    At the end of the run every log written under it or under pytest's temporary folders is scanned
+    for patient words (``tests/leaks.py``); a leak fails the run, naming file, line and phrase.
+    """
     path = Path(tempfile.mkdtemp(prefix="verbatim-test-"))
     path.chmod(0o755)
     yield path
+    found = leaks([path, tmp_path_factory.getbasetemp()])
     if not os.environ.get("VERBATIM_KEEP_TEST_FILES"):
         shutil.rmtree(path, ignore_errors=True)
+    if found:
+        pytest.fail(f"patient words in {len(found)} log line(s) the suite wrote:\n" + "\n".join(found[:20]),
+                    pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ Actions: ``session_created``, ``sessions_listed``, ``session_read``, ``transcrip
 ``note_edited``, ``note_signed``, ``note_cosigned``, ``note_amended``, ``note_exported``, ``template_created``,
 ``notes_batch_requested``, ``notes_batch_read``, ``client_record_exported``, ``segment_corrected``,
 ``segment_history_read``, ``note_record_confirmed``; by Verbatim itself (scope ``system``):
-``transcript_published``, ``transcript_dropped``, ``transcript_expired``, ``recognizer_notified``.
+``transcript_published``, ``transcript_dropped``, ``transcript_expired``, ``recognizer_notified``; for a
+caller not signed in (scope ``anonymous``, see ``verbatim.api.guessing``): ``sign_in_failed``, ``auth_throttled``.
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ def record_system(db: OrmSession, action: str, session_id: uuid.UUID | None = No
     """Append an audit row for Verbatim's own act (a retention delete): scope ``system``, no token."""
     db.execute(insert(AuditEntry).values(scope="system", action=action, session_id=session_id, clinic_id=clinic_id,
                                          detail=detail))
+
+
+def record_anonymous(db: OrmSession, action: str, remote_addr: str | None, request_id: str | None,
+                     detail: dict[str, Any] | None = None) -> None:
+    """Append an audit row for a caller who is nobody yet (a failed sign-in): scope ``anonymous``, no
+    token, no clinic; ``detail`` says how (``{"via": "web" | "link" | "bearer"}``), never what was sent."""
+    db.execute(insert(AuditEntry).values(scope="anonymous", action=action, remote_addr=remote_addr,
+                                         request_id=request_id, detail=detail))
 
 
 def record(db: OrmSession, actor: Actor, action: str, session_id: uuid.UUID | None = None,

@@ -84,6 +84,15 @@ class Settings(BaseSettings):
     sign_in_link_s: float = Field(
         900.0, gt=0, le=7 * 86400.0, description="How long a one-time sign-in link (token create --link) works",
     )
+    auth_failures_per_min: int = Field(
+        10, ge=1, description="Failed sign-ins, link codes and bearer tokens one client address may send a minute "
+        "before it is answered 429 (Retry-After) until the minute is over",
+    )
+    trusted_proxies: str = Field(
+        "", description="Comma-separated addresses or networks (10.0.0.0/8) of the proxies whose X-Forwarded-For "
+        "names the client; empty: none, the connection's address is the client's (set the Ingress controller's "
+        "pod network)",
+    )
     public_url: str | None = Field(
         None, description="Address clinicians open (sign-in links); unset → http://API_HOST:API_PORT",
     )

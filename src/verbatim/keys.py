@@ -11,6 +11,9 @@ sweep process re-queues every session with work outstanding (its due time passes
 ``worker:{name}``
     A capture worker's identity (``verbatim worker --name``): ``host:pid:start time`` of the live
     process holding it. TTL worker_lease_ttl_s (15 s), renewed by the process; a collision refuses to start.
+``auth_failures:{client address}``
+    Failed sign-ins, link codes and bearer tokens from one client address in the current minute
+    (an integer). TTL 60 s from the first failure; written by the API (``verbatim.api.guessing``).
 Celery's own keys (the ``capture`` queue, unacked messages)
     Written by Celery; lost on a flush and rebuilt from the due times in PostgreSQL.
 """
@@ -36,3 +39,12 @@ def run_lease(kind: str, subject_id: UUID | str) -> str:
 def worker(name: str) -> str:
     """The identity lease of one capture worker."""
     return f"worker:{name}"
+
+
+#: the prefix of every ``auth_failures`` key (tests clear them between independent attackers)
+AUTH_FAILURES_PREFIX = "auth_failures:"
+
+
+def auth_failures(client: str) -> str:
+    """The failure count of one client address in the current minute."""
+    return f"{AUTH_FAILURES_PREFIX}{client}"

@@ -64,11 +64,42 @@ def test_one_time_link_signs_in_once(web: Web) -> None:
     token = token_for(web.settings, "Alice", "North Clinic")
     link = sign_in_link(url, token_id(url, token), web.url, 60)
     web.page.goto(link)
+    # The page names the account and waits to be asked: nothing posts it by itself.
+    web.page.get_by_text("signs you in to Verbatim as Alice (North Clinic)").wait_for()
+    assert web.page.url.startswith(link)
+    web.page.get_by_role("button", name="Continue as Alice (North Clinic)").click()
     web.page.wait_for_url(re.compile(r".*/app/sessions$"))
     assert web.page.get_by_role("heading", name="Your sessions").is_visible()
     web.context.clear_cookies()
     web.page.goto(link)
     web.page.get_by_text("already used or has expired").wait_for()
+
+
+def test_a_forwarded_link_never_replaces_the_signed_in_account_unasked(web: Web) -> None:
+    """Login CSRF: Bob, of another clinic, sends his own unused link to Alice, who is signed in."""
+    assert web.settings.database_url
+    url = web.settings.database_url
+    alice = token_for(web.settings, "Alice", "North Clinic")
+    bob = token_for(web.settings, "Bob", "South Clinic")
+    web.sign_in(alice)
+    link = sign_in_link(url, token_id(url, bob), web.url, 60)
+    web.page.goto(link)
+    web.page.get_by_text("signs you in to Verbatim as Bob (South Clinic)").wait_for()
+    web.page.get_by_role("button", name="Continue as Bob (South Clinic)").click()
+    # Posted with Alice's live session: asked again, naming both; the link is not used yet.
+    web.page.get_by_text("This browser is signed in as").wait_for()
+    assert "Alice (North Clinic)" in web.page.content()
+    with db_session(url) as db:
+        assert db.execute(text("SELECT count(*) FROM web_sign_in_links WHERE used_at IS NOT NULL")).scalar() == 0
+    web.shot("forwarded-link")
+    assert not axe_violations(web)
+    web.page.get_by_role("link", name="Stay signed in as Alice (North Clinic)").click()
+    web.page.wait_for_url(re.compile(r".*/app/sessions$"))
+    with db_session(url) as db:
+        therapists = set(db.execute(text(
+            "SELECT th.name FROM web_sessions w JOIN api_tokens t ON t.id = w.token_id "
+            "JOIN therapists th ON th.id = t.therapist_id WHERE w.revoked_at IS NULL")).scalars())
+    assert therapists == {"Alice"}
 
 
 def test_docs_are_served_from_local_files(web: Web) -> None:

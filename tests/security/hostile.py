@@ -35,14 +35,18 @@ import redis
 import yaml
 from sqlalchemy.engine import make_url
 
-from tests.factories import ring_setting
+from tests.factories import ready_session, ring_setting
 from tests.security.media import NOT_RECORDINGS, opus_bomb
 from verbatim import keys
 from verbatim.auth import create_token, revoke, token_id
+from verbatim.config import load_settings
 from verbatim.embedded import free_port
+from verbatim.web import store
 
 TABLE = Path(__file__).with_name("hostile_inputs.yaml")
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+#: what a row's ``target`` names besides the API process: apps served in-process (no lifespan)
+TARGETS = ("recognizer", "dev_api")
 GIB = 1024**3
 
 #: settings of the API the table runs against (the table's header states them too)
@@ -55,8 +59,9 @@ TABLE_SETTINGS: dict[str, object] = {
     "min_free_bytes": 0,
 }
 #: tables an answer may change without storing patient data: the append-only logs, and the runs'
-#: fencing tokens (a repeated withdrawal bumps the fence again, by design: any run still going stops)
-NOT_PATIENT_DATA = {"audit_log", "reliability_actions", "alembic_version", "durable_runs"}
+#: fencing tokens (a repeated withdrawal bumps the fence again, by design: any run still going stops), and
+#: the page sessions (every page request extends its session; a sign-in shows in web_sign_in_links)
+NOT_PATIENT_DATA = {"audit_log", "reliability_actions", "alembic_version", "durable_runs", "web_sessions"}
 DEFAULT_NOT_STORED = ("session_row", "file", "enqueued")
 #: every wait on the server is bounded by this (seconds); the server's own timeouts are 1 s
 WAIT_S = 60.0
@@ -138,9 +143,31 @@ class Context:
     ids: dict[str, str] = field(default_factory=dict)
     client: httpx.Client = field(init=False)
     _cache: dict[str, bytes] = field(default_factory=dict)
+    _targets: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.client = httpx.Client(base_url=self.api.url, timeout=WAIT_S)
+
+    def target(self, name: str) -> Any:
+        """A client of an in-process app: ``recognizer`` (the local recognizer in production mode) or
+        ``dev_api`` (the API in development mode, for its OpenAPI document). Built on first use."""
+        if name not in self._targets:
+            from fastapi.testclient import TestClient
+
+            folder = self.api.data_dir.parent / f"{self.api.data_dir.name}-{name}"
+            common = {"data_dir": folder, "encryption_keys": self.api.env["VERBATIM_ENCRYPTION_KEYS"],
+                      "database_url": self.admin_db_url, "redis_url": self.redis_url}
+            if name == "recognizer":
+                from verbatim.asr_server.app import create_app as recognizer_app
+
+                app = recognizer_app(load_settings(mode="production", asr_engine="pocketsphinx",
+                                                   asr_api_key=secrets.token_urlsafe(24), **common))
+            else:
+                from verbatim.api.app import create_app as api_app
+
+                app = api_app(load_settings(mode="development", **common))
+            self._targets[name] = TestClient(app)  # no `with`: the lifespan (pools, jobs) never starts
+        return self._targets[name]
 
     def auth(self, who: str | None) -> dict[str, str]:
         if who in (None, "none"):
@@ -188,6 +215,8 @@ class Context:
         if isinstance(value, str):
             free = shutil.disk_usage(self.api.data_dir).free
             names = {**self.ids, "random_uuid": str(uuid.uuid4()), "free_plus_1gib": str(free + GIB),
+                     "random_token": "vbt_" + secrets.token_urlsafe(32),
+                     "random_ip": f"198.51.100.{secrets.randbelow(254) + 1}",
                      "alice_token": self.tokens["alice"], "alice_token_prefix": self.tokens["alice"][:8],
                      "key_300": "k" * 300,
                      "tus_metadata_5k": "filename " + base64.b64encode(b"a" * 4000).decode()}
@@ -218,7 +247,35 @@ def prepare(api: ApiProcess, admin_db_url: str, redis_url: str) -> Context:
     for _ in range(int(TABLE_SETTINGS["max_open_uploads"])):  # type: ignore[call-overload]
         ctx.tus_create("dave", 1000)
     ctx.tus_create("eve", 2 * GIB)
+    _prepare_notes_and_pages(ctx)
     return ctx
+
+
+def _prepare_notes_and_pages(ctx: Context) -> None:
+    """A ready session of Alice's with a draft note, another with a signed note; page sessions of
+    Alice and her clinic admin; an unused sign-in link of Bob's (another clinic)."""
+    from verbatim.notes.run import run_note
+    from verbatim.runtime import build_context
+
+    settings = load_settings(mode="development", database_url=ctx.admin_db_url, redis_url=ctx.redis_url,
+                             data_dir=ctx.api.data_dir.parent / f"{ctx.api.data_dir.name}-notes",
+                             encryption_keys=ctx.api.env["VERBATIM_ENCRYPTION_KEYS"])
+    dialogue = SAMPLES / "therapy_dialogue.json"
+    for name in ("alice_ready", "alice_signed"):
+        sid = ready_session(settings, dialogue, therapist="Alice", clinic="North Clinic")
+        ctx.ids[name] = str(sid)
+        r = ctx.client.post(f"/v1/sessions/{sid}/notes", json={"format": "soap"}, headers=ctx.auth("alice"))
+        assert r.status_code == 202, r.text
+        run_note(build_context(settings), uuid.UUID(r.json()["note_id"]))
+        ctx.ids[name.replace("ready", "note").replace("signed", "signed_note")] = r.json()["note_id"]
+    r = ctx.client.post(f"/v1/notes/{ctx.ids['alice_signed_note']}/sign", headers=ctx.auth("alice"))
+    assert r.status_code == 200, r.text
+    for who in ("alice", "north_admin"):
+        started = store.start(ctx.admin_db_url, token_id(ctx.admin_db_url, ctx.tokens[who]))
+        assert started is not None
+        ctx.ids[f"{who}_page_cookie"], ctx.ids[f"{who}_page_csrf"] = started[0], started[1].csrf_token
+    ctx.ids["bob_link"] = store.create_link(ctx.admin_db_url, token_id(ctx.admin_db_url, ctx.tokens["bob"]), 3600)
+    ctx.ids["pre_csrf"] = secrets.token_urlsafe(24)
 
 
 # --- what could have been stored ----------------------------------------------------------------
@@ -319,8 +376,12 @@ def send(ctx: Context, row: dict[str, Any]) -> Answer:
         return send_head(ctx, {**row, "as": who}, int(ctx.fill(str(body["head_only"]))),
                          str(body.get("first", "")).encode())
     headers = {**{k: str(v) for k, v in ctx.fill(row.get("headers", {})).items()}, **ctx.auth(who)}
+    if "cookies" in row:
+        headers["cookie"] = "; ".join(f"{k}={v}" for k, v in ctx.fill(row["cookies"]).items())
     kwargs: dict[str, Any] = {"headers": headers, "params": ctx.fill(row.get("query", {}))}
-    if "json" in body:
+    if "form" in body:
+        kwargs["data"] = ctx.fill(body["form"])
+    elif "json" in body:
         payload = ctx.fill(body["json"])
         if isinstance(payload, dict) and payload.get("metadata") == "good":
             payload["metadata"] = good_metadata()
@@ -343,6 +404,8 @@ def send(ctx: Context, row: dict[str, Any]) -> Answer:
     started = time.monotonic()
     if "tus_finalize" in body:
         r = _tus_finalize(ctx, row, who)
+    elif row.get("target") in TARGETS:
+        r = ctx.target(row["target"]).request(row["method"], ctx.fill(row["path"]), **kwargs)
     else:
         r = ctx.client.request(row["method"], ctx.fill(row["path"]), **kwargs)
     return Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()}, r.text,
@@ -364,7 +427,15 @@ class Outcome:
 
 def run_row(ctx: Context, row: dict[str, Any]) -> Outcome:
     """Send the row and check its answer and that nothing it names was stored."""
+    # Each row is another attacker: the failure counts of earlier rows (one address, 127.0.0.1) are not its.
+    with redis.Redis.from_url(ctx.redis_url) as r:
+        for key in r.scan_iter(match=keys.AUTH_FAILURES_PREFIX + "*"):
+            r.delete(key)
     before = snapshot(ctx)
+    # ``times``: the same request sent again and again (each filled anew: a fresh random token); the
+    # last answer is the one judged.
+    for _ in range(int(row.get("times", 1)) - 1):
+        send(ctx, row)
     answer = send(ctx, row)
     expected = row["expect"] if isinstance(row["expect"], list) else [row["expect"]]
     problems = []
@@ -380,6 +451,12 @@ def run_row(ctx: Context, row: dict[str, Any]) -> Outcome:
     for name, value in row.get("headers_out", {}).items():
         if answer.headers.get(name.lower()) != value:
             problems.append(f"header {name}: {answer.headers.get(name.lower())!r}, expected {value!r}")
+    for wanted in ctx.fill(row.get("returned", [])):
+        if wanted not in answer.text:
+            problems.append(f"the answer lacks {wanted!r}")
+    for name in row.get("headers_present", []):
+        if name.lower() not in answer.headers:
+            problems.append(f"no {name} header")
     for secret in ctx.fill(row.get("not_returned", [])):
         if secret in answer.text:
             problems.append(f"the answer contains {secret!r}")

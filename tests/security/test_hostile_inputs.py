@@ -7,6 +7,7 @@ stored — no patient-data row changed, no file under the data directory, nothin
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,10 +59,13 @@ def hostile(pg_server_url: str, template_db: str, redis_server_url: str, redis_d
         redis.Redis.from_url(redis_url).flushdb()
 
 
-def test_the_table_has_120_distinct_inputs_covering_every_finding() -> None:
+def test_the_table_has_260_distinct_inputs_covering_every_finding() -> None:
     ids = [row["id"] for row in ROWS]
-    assert len(set(ids)) == len(ids) >= 120
-    assert {int(row["finding"]) for row in ROWS} == set(range(1, 15))
+    assert len(set(ids)) == len(ids) >= 260
+    # 1–14: security issue 11; 15–21: issue 24's items 1–7
+    assert {int(row["finding"]) for row in ROWS} == set(range(1, 22))
+    bodies = json.dumps([row.get("body") for row in ROWS])
+    assert "\\u0000" in bodies and "\\u202e" in bodies and "\\u200b" in bodies  # NUL and format characters
     for row in ROWS:
         assert "expect" in row and ("path" in row or "raw" in row.get("body", {})), row["id"]
 

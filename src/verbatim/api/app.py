@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Metric, generate_latest
@@ -20,10 +21,12 @@ from verbatim.api.break_glass import router as break_glass_router
 from verbatim.api.callbacks import router as callbacks_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
+from verbatim.api.guessing import Guessing
 from verbatim.api.notes import router as notes_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.segments import router as segments_router
+from verbatim.api.sessions import SessionMetadata
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import OPENAPI_TAG as TUS_TAG
 from verbatim.api.tus import router as tus_router
@@ -57,6 +60,7 @@ def create_app(settings: Settings) -> FastAPI:
             uploads=ResumableUploads(settings.tus_dir, settings.tus_expiry_s, volume.ring),
             cleanup=make_cleanup(settings, repo, recognizer, volume, client),
             upload_slots=UploadSlots(settings.max_concurrent_uploads),
+            guessing=Guessing(client, settings.auth_failures_per_min, database_url),
         )
         yield
         recognizer.close()
@@ -75,10 +79,11 @@ def create_app(settings: Settings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json" if settings.docs_enabled else None,
     )
+    _publish_upload_schemas(app)
     errors.install(app)
     # Order: the last added runs first. CloseOnUnreadBody must see every early answer the gate gives.
     app.add_middleware(BodyGate, database_url=lambda: app.state.services.repo.url, idle_s=settings.upload_idle_s,
-                       web_idle_s=settings.web_idle_s)
+                       web_idle_s=settings.web_idle_s, guessing=lambda: app.state.services.guessing)
     app.add_middleware(CloseOnUnreadBody)
     app.add_middleware(RequestId)
     app.add_middleware(SecurityHeaders)
@@ -131,6 +136,25 @@ def create_app(settings: Settings) -> FastAPI:
         return Response(generate_latest(_ApiMetrics()), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _publish_upload_schemas(app: FastAPI) -> None:
+    """Add ``SessionMetadata`` (and what it refers to) to the OpenAPI document's components: the upload
+    reads its body itself (two body types on one path), so FastAPI would not publish the schema a
+    phone developer generates a client from."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            doc = build()
+            schema = SessionMetadata.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = doc.setdefault("components", {}).setdefault("schemas", {})
+            components.update(schema.pop("$defs", {}))
+            components["SessionMetadata"] = schema
+            app.openapi_schema = doc
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _ApiMetrics:

@@ -22,6 +22,11 @@ without a token used to be read, buffered and parsed before the 401. This gate r
 4. A buffered JSON body nested too deeply for Python's parser (``[`` × 60 000) is answered 422
    here: FastAPI would turn its RecursionError into a bare 400 "error parsing the body".
 
+5. A wrong bearer token counts as a failed authentication of the client's address, and a throttled
+   address is answered 429 before its token is looked up (``verbatim.api.guessing``). A fault of ours
+   met by the gate's own look-ups (PostgreSQL down) is answered as the app answers it
+   (``verbatim.api.errors.fault_answer``: 503 with Retry-After), not a 500.
+
 Why our own code: the order (auth, then cap, then body) is the point, and no maintained
 middleware does "authenticate before the body" for a FastAPI app.
 """
@@ -34,10 +39,13 @@ import json
 import re
 from collections.abc import Callable
 from http.cookies import CookieError, SimpleCookie
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from verbatim.api.errors import ApiError, fault_answer
+from verbatim.api.guessing import Guessing, too_many
 from verbatim.auth import Principal, resolve
 from verbatim.web.store import COOKIE, PageSession, touch
 
@@ -149,12 +157,33 @@ def _cookie(scope: Scope) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
-async def _answer(send: Send, status: int, code: str, detail: str) -> None:
+async def _answer(send: Send, status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> None:
     body = json.dumps({"error": code, "detail": detail}).encode()
+    extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"cache-control", b"no-store")]})
+                            (b"cache-control", b"no-store"), *extra]})
     await send({"type": "http.response.body", "body": body})
+
+
+class _GateAnswer(Exception):
+    """An answer the gate gives before the app: a fault of ours met by its own look-ups (the database
+    down, mapped by ``fault_answer``), or a throttled address's 429."""
+
+    def __init__(self, answer: ApiError):
+        super().__init__(answer.code)
+        self.answer = answer
+
+
+async def _looked_up(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in the thread pool; a fault of ours becomes ``_GateAnswer`` (answered, not a 500)."""
+    try:
+        return await run_in_threadpool(fn, *args)
+    except Exception as exc:
+        answer = fault_answer(exc)
+        if answer is None:
+            raise
+        raise _GateAnswer(answer) from exc
 
 
 class BodyGate:
@@ -164,9 +193,10 @@ class BodyGate:
     """
 
     def __init__(self, app: ASGIApp, database_url: Callable[[], str], idle_s: float = 30.0,
-                 web_idle_s: float = 900.0):
+                 web_idle_s: float = 900.0, guessing: Callable[[], Guessing] | None = None):
         self.app = app
         self.database_url = database_url
+        self.guessing = guessing
         self.idle_s = idle_s
         self.web_idle_s = web_idle_s
 
@@ -174,12 +204,19 @@ class BodyGate:
         cookie = _cookie(scope)
         if cookie is None:
             return None
-        found = await run_in_threadpool(touch, self.database_url(), cookie, self.web_idle_s)
+        found: PageSession | None = await _looked_up(touch, self.database_url(), cookie, self.web_idle_s)
         if found is not None:
             scope.setdefault("state", {})["page_session"] = found
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._gate(scope, receive, send)
+        except _GateAnswer as fault:
+            a = fault.answer
+            await _answer(send, a.status, a.code, a.detail, a.headers)
+
+    async def _gate(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -209,13 +246,28 @@ class BodyGate:
             await self.app(scope, receive, send)
             return
         if who is None and token is not None:
-            who = await run_in_threadpool(resolve, self.database_url(), token)
+            who = await self._resolve(scope, token)
         if who is None:
             await _answer(send, 401, "unauthorized",
                           "send Authorization: Bearer <token> with a valid token before any request body")
             return
         scope.setdefault("state", {})["principal"] = who
         await self._capped(scope, receive, send, length)
+
+    async def _resolve(self, scope: Scope, token: str) -> Principal | None:
+        """The token's principal, or None (a failure counted); a throttled address is answered 429."""
+        guessing = self.guessing() if self.guessing is not None else None
+        client = scope.get("client")
+        address = client[0] if client else None
+        if guessing is not None:
+            # Checked before the token is: once throttled, a right guess answers as a wrong one does.
+            throttled = await _looked_up(guessing.throttled, address, "bearer")
+            if throttled is not None:
+                raise _GateAnswer(too_many(throttled))
+        who: Principal | None = await _looked_up(resolve, self.database_url(), token)
+        if who is None and guessing is not None:
+            await _looked_up(guessing.failed, address, "bearer", scope.get("state", {}).get("request_id"))
+        return who
 
     async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``/app/…``: a form post needs a live page session (sign-in forms excepted), then the small cap."""

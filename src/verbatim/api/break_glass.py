@@ -25,14 +25,15 @@ from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.db.models import BreakGlassGrant, Session
 from verbatim.errors import NotFound
+from verbatim.free_text import REASON
 
 router = APIRouter(prefix="/v1/sessions", tags=["break-glass"])
 
 
 class BreakGlassIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=10, max_length=500)] = Field(
-        description="Why you need this session now (shown to its therapist)")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=10, max_length=500), REASON] = Field(
+        description="Why you need this session now (shown to its therapist; readable words, at least 4 letters)")
 
 
 class GrantOut(BaseModel):

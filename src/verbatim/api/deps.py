@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import redis
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from verbatim.api.errors import ApiError
+from verbatim.api.guessing import Guessing, too_many
 from verbatim.api.upload_slots import UploadSlots
 from verbatim.audit import Actor
 from verbatim.auth import Principal, resolve
@@ -32,6 +34,7 @@ class Services:
     uploads: ResumableUploads
     cleanup: Cleanup
     upload_slots: UploadSlots
+    guessing: Guessing
 
 
 def services(request: Request) -> Services:
@@ -41,8 +44,16 @@ def services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(services)]
 
 
-def principal(request: Request, svc: ServicesDep) -> Principal:
-    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked.
+#: declares the bearer token in the OpenAPI document (``securitySchemes``), so Swagger can authorize
+#: and generated clients send it; ``auto_error=False``: the 401 is ours, in our error shape
+BEARER = HTTPBearer(auto_error=False, scheme_name="bearerToken",
+                    description="A token from `verbatim token create` (therapist, clinic_admin or admin scope)")
+
+
+def principal(request: Request, svc: ServicesDep,
+              _declared: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Principal:
+    """The caller, from ``Authorization: Bearer <token>``; 401 when missing, unknown, expired or revoked;
+    429 after too many failures from the caller's address (``verbatim.api.guessing``).
 
     A request with a body was already authenticated by ``BodyGate`` (before its body was read).
     """
@@ -53,8 +64,14 @@ def principal(request: Request, svc: ServicesDep) -> Principal:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token> (verbatim token create)")
+    address = request.client.host if request.client else None
+    # Checked before the token is: once throttled, a right guess answers as a wrong one does.
+    throttled = svc.guessing.throttled(address, "bearer")
+    if throttled is not None:
+        raise too_many(throttled)
     found = resolve(svc.repo.url, token.strip())
     if found is None:
+        svc.guessing.failed(address, "bearer", getattr(request.state, "request_id", None))
         raise ApiError(401, "unauthorized", "the token is unknown, expired or revoked")
     return found
 

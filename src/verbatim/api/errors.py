@@ -1,12 +1,35 @@
 """API errors: one JSON shape, ``{"error": code, "detail": text}``, with the right 4xx.
 
-Domain exceptions are mapped to status codes here, at the edge, and nowhere else.
+Domain exceptions are mapped to status codes here, at the edge, and nowhere else. Faults of our
+own servers have one mapping too (``fault_answer``), used by the exception handler and by the
+middleware that runs before it (``BodyGate``):
+
+==========================================  ======  ==========================  ===========
+fault                                       status  ``error``                   Retry-After
+==========================================  ======  ==========================  ===========
+PostgreSQL unreachable, pool exhausted       503    ``database_unavailable``    5 s
+(``OperationalError``, ``TimeoutError``)
+Redis unreachable                            503    ``redis_unavailable``       5 s
+a value the database refuses (``DataError``) 422    ``value_refused``           —
+storage full (``ENOSPC``, ``EDQUOT``)        507    ``insufficient_storage``    —
+storage read-only (``EROFS``)                503    ``storage_read_only``       30 s
+cross-device rename (``EXDEV``)              503    ``storage_misconfigured``   30 s
+storage I/O error (``EIO``)                  503    ``storage_io_error``        30 s
+==========================================  ======  ==========================  ===========
+
+An answered fault is logged as ``fault_answered`` with its class and errno only: a driver's message
+can quote the values it refused (transcript words, note text), so it is never logged or returned.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 
+import psycopg
+import redis
+import sqlalchemy.exc
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -36,6 +59,44 @@ class ApiError(Exception):
         self.headers = headers
 
 
+log = structlog.get_logger("verbatim.api")
+
+#: seconds a client should wait before trying again after an outage of ours
+DATABASE_RETRY_AFTER_S = 5
+STORAGE_RETRY_AFTER_S = 30
+#: errno → (status, code, what to tell the caller) for the audio volume and the upload folder
+STORAGE_FAULTS: dict[int, tuple[int, str, str]] = {
+    errno.ENOSPC: (507, "insufficient_storage", "the audio volume is full; nothing was stored"),
+    errno.EDQUOT: (507, "insufficient_storage", "the audio volume's quota is used up; nothing was stored"),
+    errno.EROFS: (503, "storage_read_only", "the audio volume is read-only at the moment; nothing was stored"),
+    errno.EXDEV: (503, "storage_misconfigured", "the upload folder and the audio volume are on different "
+                  "filesystems (an operator must fix the mounts); nothing was stored"),
+    errno.EIO: (503, "storage_io_error", "the audio volume reported an I/O error; nothing was stored"),
+}
+#: the exception classes ``fault_answer`` maps (registered once, with one handler)
+FAULT_TYPES: tuple[type[Exception], ...] = (
+    sqlalchemy.exc.OperationalError, sqlalchemy.exc.TimeoutError, sqlalchemy.exc.DataError,
+    psycopg.OperationalError, psycopg.DataError, redis.ConnectionError, redis.TimeoutError, OSError,
+)
+
+
+def fault_answer(exc: BaseException) -> ApiError | None:
+    """The answer to a fault of ours (see the module docstring's table), or None when ``exc`` is not one."""
+    if isinstance(exc, sqlalchemy.exc.DataError | psycopg.DataError):
+        return ApiError(422, "value_refused", "the database refused a value of this request (e.g. a NUL byte or a "
+                        "number out of range); nothing was stored")
+    if isinstance(exc, sqlalchemy.exc.OperationalError | sqlalchemy.exc.TimeoutError | psycopg.OperationalError):
+        return ApiError(503, "database_unavailable", "the database is unreachable at the moment; nothing was "
+                        "stored, try again shortly", {"retry-after": str(DATABASE_RETRY_AFTER_S)})
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return ApiError(503, "redis_unavailable", "the queue server is unreachable at the moment; try again "
+                        "shortly", {"retry-after": str(DATABASE_RETRY_AFTER_S)})
+    if isinstance(exc, OSError) and exc.errno in STORAGE_FAULTS:
+        status, code, detail = STORAGE_FAULTS[exc.errno]
+        return ApiError(status, code, detail, {"retry-after": str(STORAGE_RETRY_AFTER_S)} if status == 503 else None)
+    return None
+
+
 def _body(code: str, detail: str) -> dict[str, str]:
     return {"error": code, "detail": detail}
 
@@ -46,6 +107,17 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(_body(exc.code, exc.detail), exc.status, headers=exc.headers)
+
+    async def fault(request: Request, exc: Exception) -> JSONResponse:
+        answer = fault_answer(exc)
+        if answer is None:
+            raise exc  # not a fault of ours we know: the server's 500 (and its traceback in the log)
+        log.warning("fault_answered", status=answer.status, error=answer.code, fault=type(exc).__name__,
+                    errno=getattr(exc, "errno", None), method=request.method, path=request.url.path)
+        return JSONResponse(_body(answer.code, answer.detail), answer.status, headers=answer.headers)
+
+    for fault_type in FAULT_TYPES:
+        app.add_exception_handler(fault_type, fault)
 
     @app.exception_handler(NotFound)
     async def not_found(_: Request, exc: NotFound) -> JSONResponse:

@@ -27,6 +27,7 @@ from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, EhrIdentifier, Note, NoteBatch, NoteTemplate, NoteVersion, Session
 from verbatim.errors import NotFound
+from verbatim.free_text import FREE_TEXT, ONE_LINE, REASON
 from verbatim.notes.drafter import judge
 from verbatim.notes.fhir import document_reference
 from verbatim.notes.pdf import document
@@ -40,13 +41,16 @@ from verbatim.states import SessionStatus
 
 router = APIRouter(tags=["notes"])
 
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000), FREE_TEXT]
+SectionName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), ONE_LINE]
 
 
 class NoteRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    format: str = Field(min_length=1, max_length=60, description="soap, dap, birp, girp, or a template id")
-    client_id: str | None = Field(None, max_length=200, description="Whose note (required with several clients)")
+    format: Annotated[str, ONE_LINE] = Field(min_length=1, max_length=60,
+                                             description="soap, dap, birp, girp, or a template id")
+    client_id: Annotated[str, ONE_LINE] | None = Field(None, max_length=200,
+                                                       description="Whose note (required with several clients)")
 
 
 class NoteAccepted(BaseModel):
@@ -112,7 +116,7 @@ class NoteOut(BaseModel):
 
 class SectionEdit(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Text
+    name: SectionName
     sentences: list[Text] = Field(max_length=200)
 
 
@@ -125,8 +129,8 @@ class NoteEdit(BaseModel):
 
 
 class Amendment(NoteEdit):
-    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=5, max_length=1000)] = Field(
-        description="Why the signed note is changed (kept with the amendment)")
+    reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=5, max_length=1000), REASON] = Field(
+        description="Why the signed note is changed (kept with the amendment; readable words, at least 4 letters)")
 
 
 class VersionOut(BaseModel):
@@ -140,14 +144,14 @@ class VersionOut(BaseModel):
 
 class TemplateSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-    instruction: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
-    example: Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)] | None = None
+    name: SectionName
+    instruction: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000), FREE_TEXT]
+    example: Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000), FREE_TEXT] | None = None
 
 
 class TemplateIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+    name: SectionName
     sections: list[TemplateSection] = Field(min_length=1, max_length=20)
 
 
@@ -159,7 +163,7 @@ class TemplateOut(BaseModel):
 
 class BatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    format: str = Field(min_length=1, max_length=60)
+    format: Annotated[str, ONE_LINE] = Field(min_length=1, max_length=60)
     session_ids: list[uuid.UUID] | None = Field(None, max_length=100)
     ready_today: bool = Field(False, description="All my sessions published today (UTC) instead of session_ids")
 

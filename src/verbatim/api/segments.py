@@ -32,6 +32,7 @@ from verbatim.api.sessions import _load_own
 from verbatim.db.engine import db_session
 from verbatim.db.models import SegmentEdit, Session, Transcript
 from verbatim.errors import NotFound
+from verbatim.free_text import FREE_TEXT, ONE_LINE
 from verbatim.record import writer
 
 router = APIRouter(tags=["sessions"])
@@ -44,9 +45,9 @@ _SEGMENT_ID = re.compile(r"seg-(\d{1,6})")
 
 class SegmentCorrection(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_SEGMENT_CHARS)] = Field(
-        description="The segment's corrected words (1–4 000 characters)")
-    client_id: str | None = Field(None, max_length=200,
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_SEGMENT_CHARS),
+                    FREE_TEXT] = Field(description="The segment's corrected words (1–4 000 characters)")
+    client_id: Annotated[str, ONE_LINE] | None = Field(None, max_length=200,
                                   description="The client record the segment was read in (checked when given)")
 
 

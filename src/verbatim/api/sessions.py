@@ -31,6 +31,7 @@ from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotesBlock
+from verbatim.free_text import check_single_line
 from verbatim.polish.split import THERAPIST, UNASSIGNED, unassigned_turns
 from verbatim.record import writer
 from verbatim.states import CAPTURE_SUBJECTS, SessionStatus
@@ -77,8 +78,9 @@ class SessionMetadata(BaseModel):
         for i in ids:
             if not i:
                 raise ValueError("a client id must not be blank")
-            if any(unicodedata.category(ch) in ("Cf", "Cc", "Cs", "Co", "Cn") for ch in i):
-                raise ValueError(f"client id {i!r} holds invisible or format characters (e.g. bidi overrides)")
+            if any(unicodedata.category(ch) in ("Co", "Cn") for ch in i):
+                raise ValueError("a client id holds a private-use or unassigned character")
+            check_single_line(i)  # controls, lone surrogates, format characters (bidi, zero-width)
         if len({i.casefold() for i in ids}) != len(ids):
             raise ValueError("client ids must be distinct")
         reserved = {i for i in ids if i.casefold() in RESERVED_ROLES or i.casefold() == UNASSIGNED}
@@ -264,8 +266,8 @@ _UPLOAD_BODIES: dict[str, Any] = {
             "multipart/form-data": {"schema": {
                 "type": "object", "required": ["audio", "metadata"],
                 "properties": {"audio": {"type": "string", "format": "binary"},
-                               "metadata": {"type": "string", "description": "SessionMetadata as JSON"}},
-            }},
+                               "metadata": {"$ref": "#/components/schemas/SessionMetadata"}},
+            }, "encoding": {"metadata": {"contentType": "application/json"}}},
             "application/json": {"schema": {
                 "type": "object", "required": ["metadata"], "additionalProperties": False,
                 "properties": {
@@ -274,7 +276,7 @@ _UPLOAD_BODIES: dict[str, Any] = {
                                    "maxItems": MAX_PARTS,
                                    "description": "instead of upload_id: the parts of one recording, in order "
                                                   "(a recorder restarted mid-session); joined into one recording"},
-                    "metadata": {"type": "object", "description": "SessionMetadata"}},
+                    "metadata": {"$ref": "#/components/schemas/SessionMetadata"}},
             }},
         },
     }

@@ -174,7 +174,12 @@ def create_app(settings: Settings) -> FastAPI:
         stopping.set()
         pool["p"].shutdown(wait=False, cancel_futures=True)
 
-    app = FastAPI(title="Verbatim local recognizer (Speechmatics batch API v2 subset)", lifespan=lifespan)
+    # Production hides the service's map as the API does (VERBATIM_API_DOCS): an attacker inside the
+    # network learns nothing from it, and the Speechmatics documentation describes the API.
+    docs = settings.docs_enabled
+    app = FastAPI(title="Verbatim local recognizer (Speechmatics batch API v2 subset)", lifespan=lifespan,
+                  docs_url="/docs" if docs else None, redoc_url="/redoc" if docs else None,
+                  openapi_url="/openapi.json" if docs else None)
 
     def auth(authorization: str | None = Header(None)) -> None:
         # Constant time: the comparison must not tell an attacker how much of a guess was right.

@@ -50,6 +50,9 @@ def engine(url: str) -> Engine:
             max_overflow=5,
             pool_recycle=1800,
             connect_args=CONNECT_ARGS,
+            # An error's message must never carry the values it was given: they are transcript
+            # words, note text, reasons and client ids, and the message goes to the logs.
+            hide_parameters=True,
         )
         _engines[key] = eng
     return eng

@@ -26,6 +26,7 @@ from verbatim.auth import Principal
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
 from verbatim.errors import NotFound
+from verbatim.free_text import ONE_LINE
 from verbatim.reliability.models import ReliabilityAnalysis, ReliabilitySuggestion
 from verbatim.reliability.settings import ReliabilitySettings, get_reliability_settings
 from verbatim.reliability.streams import Streams, public_fields, read_progress
@@ -70,7 +71,7 @@ class ValidateBody(BaseModel):
     """Optional: which of the recognizer's alternatives to apply (word suggestions)."""
 
     model_config = ConfigDict(extra="forbid")
-    choice: str | None = Field(None, min_length=1, max_length=200)
+    choice: Annotated[str, ONE_LINE] | None = Field(None, min_length=1, max_length=200)
 
 
 class ProgressOut(BaseModel):

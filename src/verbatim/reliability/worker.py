@@ -112,6 +112,7 @@ def dedicated_engine(database_url: str, s: ReliabilitySettings) -> Engine:
         pool_timeout=s.db_pool_timeout,
         # a hung server must not hang an analysis thread forever
         connect_args=CONNECT_ARGS,
+        hide_parameters=True,  # no transcript words in an error's message (it is logged)
     )
 
 

@@ -31,6 +31,10 @@ teardown_duration = Histogram(
 )
 outbox_attempts = Counter("outbox_attempts_total", "Outbox delivery attempts, by kind and outcome",
                           ["kind", "outcome"])
+auth_failures = Counter("auth_failures_total", "Failed authentications (sign-in, link code, bearer token), by kind",
+                        ["kind"])
+auth_throttled = Counter("auth_throttled_total", "Requests refused 429 for too many failed authentications, by kind",
+                         ["kind"])
 sweep_errors = Counter("sweep_errors_total", "Sweeps that raised (each sweep is isolated), by sweep", ["sweep"])
 vendor_jobs_deleted = Counter("vendor_jobs_deleted_total", "Vendor jobs deleted, by reason", ["reason"])
 backend_unavailable = Gauge(

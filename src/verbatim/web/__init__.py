@@ -59,7 +59,10 @@ def _html_for_pages(fallback: Handler | None) -> Handler:
             status, message = _status(exc)
             if status == 404:
                 message = "There is no such page, or it is not yours to see."
-            return render(request, "error.html", status, code=status, message=message)
+            page = render(request, "error.html", status, code=status, message=message)
+            if isinstance(exc, ApiError) and exc.headers:
+                page.headers.update(exc.headers)  # e.g. Retry-After of a 429 or 503
+            return page
         return await fallback(request, exc)
 
     return handle

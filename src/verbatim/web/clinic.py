@@ -57,7 +57,8 @@ def break_glass(session_id: uuid.UUID, request: Request, svc: ServicesDep, page:
     try:
         body = BreakGlassIn(reason=reason)
     except ValidationError:
-        raise PageError(422, "Give the reason you need this session now (10 to 500 characters): it is shown to "
+        raise PageError(422, "Give the reason you need this session now (10 to 500 characters, in readable words): "
+                             "it is shown to "
                              "its therapist and kept in the audit log.") from None
     try:
         open_grant(session_id, body, svc, page_actor(request, page))

@@ -143,8 +143,10 @@ async def change(note_id: uuid.UUID, action: str, request: Request, svc: Service
             raise PageError(404, "There is no such page.")
     except ValidationError as exc:
         reason = " and the reason for the amendment (at least 5 characters)" if action == "amend" else ""
-        raise PageError(422, f"Each section needs a name; each sentence at most 4000 characters{reason}. "
-                             "Nothing was changed.") from exc
+        errors = exc.errors()
+        why = str(errors[0].get("msg", "invalid")).removeprefix("Value error, ") if errors else "invalid"
+        raise PageError(422, f"Each section needs a name; each sentence at most 4000 characters{reason}, all of "
+                             f"readable text ({why}). Nothing was changed.") from exc
     except ApiError as exc:
         raise _page_error(exc) from exc
     return RedirectResponse(f"/app/notes/{note_id}", 303)

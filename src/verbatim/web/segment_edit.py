@@ -50,10 +50,16 @@ def correct(session_id: uuid.UUID, segment_id: str, request: Request, svc: Servi
     try:
         body = SegmentCorrection(text=text, client_id=client_id or None)
     except ValidationError as exc:
-        raise PageError(422, f"The corrected words must be 1 to {MAX_SEGMENT_CHARS} characters; nothing was "
-                             "changed.") from exc
+        raise PageError(422, f"The corrected words must be 1 to {MAX_SEGMENT_CHARS} characters of readable text "
+                             f"({_first_problem(exc)}); nothing was changed.") from exc
     try:
         correct_segment(session_id, segment_id, body, svc, page.principal, page_actor(request, page))
     except ApiError as exc:
         raise PageError(exc.status, exc.detail) from exc
     return RedirectResponse(f"/app/sessions/{session_id}#turn-{_index(segment_id)}", 303)
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """The first refusal's message (our validators' messages name positions, never the text)."""
+    errors = exc.errors()
+    return str(errors[0].get("msg", "invalid")).removeprefix("Value error, ") if errors else "invalid"

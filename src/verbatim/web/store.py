@@ -88,6 +88,44 @@ def create_link(database_url: str, token_id: uuid.UUID, ttl_s: float) -> str:
     return code
 
 
+@dataclass(frozen=True)
+class LinkAccount:
+    """Whose account an unused sign-in link opens, for the page that asks before it is used."""
+
+    token_id: uuid.UUID
+    therapist: str | None  #: the therapist's name (None for a clinic admin's token)
+    clinic: str
+    scope: str
+
+
+_PEEK_LINK = text("""
+SELECT t.id AS token_id, t.scope, th.name AS therapist, c.name AS clinic
+FROM web_sign_in_links l
+JOIN api_tokens t ON t.id = l.token_id
+JOIN clinics c ON c.id = t.clinic_id
+LEFT JOIN therapists th ON th.id = t.therapist_id
+WHERE l.code_hash = :h AND l.used_at IS NULL AND l.expires_at > now()
+  AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
+""")
+
+
+def peek_link(database_url: str, code: str) -> LinkAccount | None:
+    """The account an unused, unexpired link opens (the link stays unused); None otherwise."""
+    with db_session(database_url) as db:
+        row = db.execute(_PEEK_LINK, {"h": hash_token(code)}).one_or_none()
+    return None if row is None else LinkAccount(row.token_id, row.therapist, row.clinic, row.scope)
+
+
+def account_of(database_url: str, token_id: uuid.UUID) -> LinkAccount | None:
+    """The same description for the token a live page session speaks for."""
+    with db_session(database_url) as db:
+        row = db.execute(text(
+            "SELECT t.id AS token_id, t.scope, th.name AS therapist, c.name AS clinic FROM api_tokens t "
+            "JOIN clinics c ON c.id = t.clinic_id LEFT JOIN therapists th ON th.id = t.therapist_id WHERE t.id = :id"
+        ), {"id": token_id}).one_or_none()
+    return None if row is None else LinkAccount(row.token_id, row.therapist, row.clinic, row.scope)
+
+
 def redeem_link(database_url: str, code: str) -> uuid.UUID | None:
     """The token id of an unused, unexpired link, marking it used (at most once); None otherwise."""
     with db_session(database_url) as db:
