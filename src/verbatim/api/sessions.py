@@ -31,7 +31,7 @@ from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound
-from verbatim.polish.split import THERAPIST, UNASSIGNED, speaker_roles, split_per_client, unassigned_turns
+from verbatim.polish.split import THERAPIST, UNASSIGNED, is_gap, speaker_roles, split_per_client, unassigned_turns
 from verbatim.states import SessionStatus
 
 log = structlog.get_logger("verbatim.api")
@@ -569,7 +569,7 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
                        f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
     if row.status != SessionStatus.READY or row.published_turns is None:
         raise ApiError(409, "not_ready", "speakers can be corrected once the transcript is published")
-    labels = {t["speaker"] for t in row.published_turns}
+    labels = {t["speaker"] for t in row.published_turns if not is_gap(t)}
     missing = labels - body.speakers.keys()
     if missing:
         raise ApiError(422, "incomplete_mapping", f"map every speaker label; missing {sorted(missing)}")

@@ -1,7 +1,8 @@
 """Scoring helpers shared by the recognition tests, bench/asr.py and the demo.
 
-* WER: reference and hypothesis are normalised the same way (lower-case; every
-  character other than a-z, 0-9 and ``'`` becomes a space) and compared with jiwer.
+* WER: reference and hypothesis are normalised the same way (lower-case; numbers spelled out
+  with num2words, so "10" = "ten"; every character other than a-z, 0-9 and ``'`` becomes a
+  space) and compared with jiwer.
 * Speaker attribution: the fraction of recognised words whose speaker label is the
   speaker of the reference turn containing the word's midpoint, after mapping the
   recogniser's labels (S1, S2, ...) to reference speakers by the best one-to-one mapping.
@@ -23,13 +24,32 @@ from typing import Any
 
 import jiwer
 import numpy as np
+from num2words import num2words
 
 _NOT_WORD_CHAR = re.compile(r"[^a-z0-9']")
+_NUMBER = re.compile(r"(\d+)(?::(\d\d))?(st|nd|rd|th)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def _spell(match: re.Match[str]) -> str:
+    whole, minutes, suffix = match.group(1), match.group(2), match.group(3)
+    if suffix:
+        return f" {num2words(int(whole), to='ordinal')} "
+    words = num2words(int(whole))
+    if minutes is not None:  # a clock time: "4:30" is said "four thirty", "4:00" "four"
+        words += "" if minutes == "00" else " oh " + num2words(int(minutes)) if minutes[0] == "0" \
+            else " " + num2words(int(minutes))
+    return f" {words} "
 
 
 def normalise(text: str) -> str:
-    """Lower-case ``text``, turn every char other than a-z 0-9 ' into a space, squeeze spaces."""
-    return " ".join(_NOT_WORD_CHAR.sub(" ", text.lower()).split())
+    """Lower-case ``text``, spell numbers out, turn every char other than a-z 0-9 ' into a space.
+
+    Numbers are words, not spellings: "10" and "ten" are the same word ("10th" is "tenth",
+    "4:30" is "four thirty", "1,000" is "one thousand"; num2words' English, hyphens become spaces).
+    """
+    text = _NUMBER.sub(_spell, _THOUSANDS.sub("", text.lower()))
+    return " ".join(_NOT_WORD_CHAR.sub(" ", text).split())
 
 
 def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:

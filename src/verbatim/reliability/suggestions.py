@@ -272,8 +272,11 @@ def published_turns(raw_turns: Sequence[Turn], applied: Iterable[Applied]) -> li
         text = str(edits.get(i, raw["text"]))
         if words[i]:
             text = replace_words(raw, text, sorted(words[i]))
-        out.append({"speaker": speakers.get(i, raw["speaker"]), "start_s": raw["start_s"], "end_s": raw["end_s"],
-                    "text": text})
+        turn = {"speaker": speakers.get(i, raw["speaker"]), "start_s": raw["start_s"], "end_s": raw["end_s"],
+                "text": text}
+        if raw.get("marks"):
+            turn["marks"] = list(raw["marks"])  # the recognizer's marks (speaker doubt, gaps) survive a republish
+        out.append(turn)
     return out
 
 
