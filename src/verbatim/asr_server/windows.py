@@ -78,8 +78,8 @@ def decoding_windows(speech: np.ndarray, window_s: float = WINDOW_S, context_s: 
     into utterances at pauses (`vad.utterances`), then consecutive utterances are packed into one
     window while its own part stays within ``window_s - context_s`` and the pause between them
     is under ``JOIN_PAUSE_S``; packing keeps the count of 30 s encoder passes (the cost) near the
-    speech's length / 23 s. The own parts [start, end) tile the recording: every frame is kept
-    from exactly one window. A window's context starts at the first utterance of the previous
+    speech's length / 23 s. The own parts [start, end) never overlap and every speech frame is
+    kept from exactly one window. A window's context starts at the first utterance of the previous
     ``context_s`` seconds (never mid-utterance), or has none after a long pause.
     """
     edge = int(round(EDGE_S / _FRAME_S))
