@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from pocketsphinx import Decoder
 
-from verbatim.asr_server import features, vad, windows
+from verbatim.asr_server import features, flips, vad, windows
 from verbatim.asr_server.diarization import UNASSIGNED, diarize
 from verbatim.asr_server.windows import Gap
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
@@ -252,7 +252,8 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
     else ".". Each gap (speech no word could be recognised in) is one item at its time:
     ``{"type": "gap", "start_time", "end_time", "alternatives": [{"content": "[inaudible 9.5 s]",
     "confidence": 0.0, "language", "tags": ["inaudible"]}]}`` — no speaker: nobody is known to
-    have said it.
+    have said it. A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
+    for a negation, carries its rival reading as a second alternative ("can" → "can't").
     """
     results: list[dict[str, Any]] = []
     sentence_start = True
@@ -264,7 +265,16 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         text = w.text
         if sentence_start or text in _PRONOUN_I:
             text = text[:1].upper() + text[1:]
-        results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
+        item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
+        if flips.doubtful(w.text, w.confidence, sentence_start=sentence_start):
+            # A doubtful negation, number, time or name: marked whatever the global threshold.
+            best = item["alternatives"][0]
+            best["tags"] = [flips.MEANING_FLIP]
+            other = flips.rival(text)
+            if other:
+                item["alternatives"].append({**best, "content": other, "confidence": round(1.0 - w.confidence, 3),
+                                             "tags": [flips.MEANING_FLIP]})
+        results.append(item)
         last = i == len(words) - 1
         sentence_start = (last or bool(w.stop) or speakers[i + 1] != spk
                           or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
