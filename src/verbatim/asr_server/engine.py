@@ -39,7 +39,7 @@ import numpy as np
 from pocketsphinx import Decoder
 
 from verbatim.asr_server import features, flips, vad, windows
-from verbatim.asr_server.diarization import UNASSIGNED, diarize
+from verbatim.asr_server.diarization import UNASSIGNED, diarize_with_margin
 from verbatim.asr_server.windows import Gap
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
 from verbatim.sealed import KeyRing
@@ -50,6 +50,11 @@ UNKNOWN_SPEAKER = "UU"
 """Speechmatics' speaker label when diarization is off."""
 INAUDIBLE = "inaudible"
 """Tag of a gap item: speech in which no word could be recognised."""
+SPEAKER_UNCERTAIN = "speaker_uncertain"
+"""Tag of a word whose voice could not be told apart from another (`SPEAKER_MARGIN`)."""
+SPEAKER_MARGIN = 0.04
+"""A word whose voice beats the next best by less than this (mean cosine similarity) is tagged
+``speaker_uncertain``: the turn holding it is marked for review instead of guessed silently."""
 _FRAME_S = 0.01
 _DIARIZATION_MODES = ("speaker", "none")
 _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
@@ -228,10 +233,11 @@ def transcribe(
     # Only the speech mask is kept: the other frame features of an hour are ~60 MB.
     speech = vad.speech_mask(features.compute(audio).energy_db)
     if diarization == "speaker":
-        labels = diarize(audio, speech, max_speakers=max_speakers)
+        labels, margin = diarize_with_margin(audio, speech, max_speakers=max_speakers)
         changes = _speaker_changes(labels, speech)
     else:
         labels = np.zeros(len(speech), dtype=np.int64)
+        margin = np.ones(len(speech), dtype=np.float32)
         changes = None
     words, gaps = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)
@@ -240,11 +246,21 @@ def transcribe(
         tags = [names.setdefault(s, f"S{len(names)}") for s in speakers]
     else:
         tags = [UNKNOWN_SPEAKER] * len(words)
-    return to_results(words, tags, language, gaps)
+    unsure = [s != UNASSIGNED and _speaker_margin(w, margin, speech) < SPEAKER_MARGIN
+              for w, s in zip(words, speakers, strict=True)]
+    return to_results(words, tags, language, gaps, unsure)
+
+
+def _speaker_margin(word: Word, margin: np.ndarray, speech: np.ndarray) -> float:
+    """Mean margin of the word's voice over the next best across its speech frames (1.0 if none)."""
+    a = int(round(word.start_s / _FRAME_S))
+    b = max(a + 1, int(round(word.end_s / _FRAME_S)))
+    voiced = margin[a:b][speech[a:b]]
+    return float(voiced.mean()) if voiced.size else 1.0
 
 
 def to_results(words: list[Word], speakers: list[str], language: str = "en",
-               gaps: list[Gap] | tuple[Gap, ...] = ()) -> list[dict[str, Any]]:
+               gaps: list[Gap] | tuple[Gap, ...] = (), unsure: list[bool] | None = None) -> list[dict[str, Any]]:
     """Build json-v2 result items from words and their speaker tags, adding sentence ends and capitals.
 
     A sentence ends where the recognizer heard one (``Word.stop``: ".", "?" or "!"), at a change of
@@ -252,7 +268,8 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
     else ".". Each gap (speech no word could be recognised in) is one item at its time:
     ``{"type": "gap", "start_time", "end_time", "alternatives": [{"content": "[inaudible 9.5 s]",
     "confidence": 0.0, "language", "tags": ["inaudible"]}]}`` — no speaker: nobody is known to
-    have said it. A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
+    have said it. A word whose voice was barely told apart is tagged ``speaker_uncertain``.
+    A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
     for a negation, carries its rival reading as a second alternative ("can" → "can't").
     """
     results: list[dict[str, Any]] = []
@@ -266,14 +283,16 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         if sentence_start or text in _PRONOUN_I:
             text = text[:1].upper() + text[1:]
         item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
+        if unsure is not None and unsure[i]:
+            item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
         if flips.doubtful(w.text, w.confidence, sentence_start=sentence_start):
             # A doubtful negation, number, time or name: marked whatever the global threshold.
             best = item["alternatives"][0]
-            best["tags"] = [flips.MEANING_FLIP]
+            best["tags"] = [*best.get("tags", []), flips.MEANING_FLIP]
             other = flips.rival(text)
             if other:
                 item["alternatives"].append({**best, "content": other, "confidence": round(1.0 - w.confidence, 3),
-                                             "tags": [flips.MEANING_FLIP]})
+                                             "tags": best["tags"]})
         results.append(item)
         last = i == len(words) - 1
         sentence_start = (last or bool(w.stop) or speakers[i + 1] != spk
