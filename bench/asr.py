@@ -59,7 +59,7 @@ from verbatim.asr_server.scoring import (
     wrong_words,
 )
 from verbatim.recognizer.turns import MEANING_FLIP
-from verbatim.reliability.settings import ReliabilitySettings
+from verbatim.reliability.settings import load_reliability_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_MANIFEST = ROOT / "bench" / "sets" / "shared.json"
@@ -198,7 +198,7 @@ def main() -> None:
     parser.add_argument("--no-rss", action="store_true", help="skip the 60-minute memory run")
     args = parser.parse_args()
     items = [it for m in (args.manifest or [DEFAULT_MANIFEST]) for it in load_manifest(m)]
-    threshold = ReliabilitySettings().confidence_threshold
+    threshold = load_reliability_settings().confidence_threshold
 
     transcribe(items[0].path, diarization="none")  # warm-up: the model loads once per process
     per_item: dict[str, dict[str, Any]] = {}

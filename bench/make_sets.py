@@ -99,7 +99,9 @@ def flips(out: Path) -> None:
 
 def alike(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    pieces, turns, pos = [], [], 0
+    pieces: list[np.ndarray] = []
+    turns: list[dict[str, object]] = []
+    pos = 0
     gap = np.zeros(RATE // 2, dtype=np.int16)
     with tempfile.TemporaryDirectory() as tmp:
         for i, (speaker, text) in enumerate(ALIKE_SCRIPT):
@@ -115,7 +117,7 @@ def alike(out: Path) -> None:
             pieces.append(pcm)
             pos += pcm.size
     _write(out / "couples_alike.wav", np.concatenate(pieces))
-    item = {"id": "couples_alike", "audio": "couples_alike.wav", "text": " ".join(t["text"] for t in turns),
+    item = {"id": "couples_alike", "audio": "couples_alike.wav", "text": " ".join(text for _, text in ALIKE_SCRIPT),
             "turns": turns, "speakers": 3, "synthetic": True}
     (out / "manifest.json").write_text(json.dumps({"items": [item]}, indent=1))
 

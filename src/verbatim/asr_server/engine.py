@@ -176,7 +176,7 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         words = [w for win in windows.decoding_windows(speech)
                  for w in decode(vad.Span(win.context, win.end), False, win.start)]
     else:
-        def decode(span: vad.Span, insist: bool) -> list[Word]:
+        def decode(span: vad.Span, insist: bool, keep_from: int | None = None) -> list[Word]:
             return recognise(audio, [span])
 
         words = recognise(audio, vad.utterances(speech, breaks=changes))

@@ -31,7 +31,8 @@ def render(
     Never mutates ``turns``. Model calls are bounded by the drain deadline.
     """
     # The recognizer's per-turn marks (speaker doubt, inaudible gaps) travel with the turn.
-    shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text", "marks") if k in t} for t in turns]
+    kept: tuple[str, ...] = ("speaker", "start_s", "end_s", "text", "marks")
+    shown: list[dict[str, Any]] = [{k: t[k] for k in kept if k in t} for t in turns]
     # Gaps hold no words: the model passes never see (or rewrite) them.
     speech = [t for t in shown if not is_gap(t)]
     therapist = None
