@@ -1,28 +1,42 @@
-"""Benchmark the local recogniser against the sample pack; prints figures, asserts nothing.
+"""Score the local recognizer on any set of recordings; prints figures, asserts nothing.
 
-Run from the repository root: ``.venv/bin/python bench/asr.py``.
+Run from the repository root::
 
-Reports, for the engine (`verbatim.asr_server.engine.transcribe`):
-* WER on the six LibriVox clips (pooled) and on jfk.wav;
-* speaker attribution on both synthetic dialogues, as recorded and with the pauses
-  between turns cut to 0.1 s;
-* the real-time factor (processing s / audio s) pooled over every sample file;
-* the family session (three voices, ``max_speakers`` 4 — more than there are): DER (our own
-  frame-level scorer, `scoring.diarization_error_rate`: no collar, optimal one-to-one mapping),
-  speakers found, speaker attribution;
-* low-confidence flags at the reliability threshold (`ReliabilitySettings.confidence_threshold`)
-  over every sample file: count, precision (flagged words that are wrong, aligned with jiwer)
-  and recall (wrong words that are flagged);
-* peak RSS of a process recognising a 60-minute recording (the sample files concatenated and
-  repeated), measured as the child's ``ru_maxrss`` (``--no-long`` skips it: ~8 CPU minutes);
-and the same WER/RTF for the baseline: pocketsphinx's default whole-file decode (one
-utterance, fresh decoder per file, no diarization), run in this process.
+    python bench/asr.py --manifest bench/sets/shared.json [--manifest bench/sets/flips/manifest.json]
+                        [--long-minutes 30] [--no-rss]
 
-The last line is one JSON object with the headline figures.
+``--manifest FILE`` (repeatable; default ``bench/sets/shared.json``, the shared audio pack) is
+``{"items": [{"id", "audio": path relative to the file, "text"?: reference words, "turns"?:
+[{"speaker", "start_s", "end_s", "text"?}], "speakers"?: int, "synthetic"?: bool,
+"flip_words"?: [word, ...]}]}``; unknown keys are ignored. ``speakers`` is passed as a session
+passes it, the recognizer's ``max_speakers`` (2 when absent), never as an exact count.
+``bench/make_sets.py`` builds our own sets (similar voices, meaning-flip pairs) in this format.
+
+Each item is transcribed alone (`verbatim.asr_server.engine.transcribe`, diarization on). Per
+item: words and errors (WER normalised with numbers spelled out, `scoring.normalise`), DER
+(collar 0.25 s, our frame scorer `scoring.diarization_error_rate`; items with turns), speakers
+expected/found, dropped turns (a reference turn — or a whole item without turns — of at least
+3 s with no recognised word in its span).
+
+``--long-minutes N`` also joins the items (1 s of silence between them, repeated to N
+minutes), transcribes the whole in one go (diarization off: the point is the words, and an
+hour of diarization is minutes of CPU) and compares it with the items heard alone:
+``long_wer_delta`` (pooled long WER minus pooled alone WER) and ``long_dropped_turns``.
+``--no-rss`` skips the 60-minute memory run (peak RSS of a child process recognising a
+60-minute recording of the items, diarization on).
+
+Meaning flips (items with ``flip_words``): a flip word heard wrongly (substituted or lost) counts
+toward ``flip_flag_recall`` if the word heard in its place carries the recognizer's doubt: the
+``meaning_flip`` tag or a confidence under the reliability threshold. ``flag_precision``: of all
+flagged words of every item, the share that are wrong.
+
+CPU: this process's CPU time (the recognizer runs in it; onnxruntime's and CTranslate2's threads
+are counted) per second of audio heard alone. The last stdout line is one JSON object.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import subprocess
@@ -30,34 +44,62 @@ import sys
 import tempfile
 import time
 import wave
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from pocketsphinx import Decoder
 
 from verbatim.asr_server.engine import transcribe
 from verbatim.asr_server.scoring import (
+    Turn,
     diarization_error_rate,
-    flag_scores,
-    load_turns,
-    pooled_wer,
-    results_text,
-    speaker_attribution,
-    splice_turns,
-    word_error_rate,
+    flip_words_heard,
+    word_errors,
     wrong_words,
 )
-from verbatim.reliability.settings import ReliabilitySettings
+from verbatim.recognizer.turns import MEANING_FLIP
+from verbatim.reliability.settings import load_reliability_settings
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-DIALOGUES = ("therapy_dialogue", "therapy_dialogue_two_male")
-FAMILY = "family_session"
-LONG_S = 3600.0
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_MANIFEST = ROOT / "bench" / "sets" / "shared.json"
+RATE = 16000
+DROP_MIN_S = 3.0
+COLLAR_S = 0.25
+
+
+@dataclass
+class Item:
+    id: str
+    path: Path
+    text: str | None
+    turns: list[Turn]
+    speakers: int | None
+    synthetic: bool
+    flip_words: list[str]
+
+
+def load_manifest(path: Path) -> list[Item]:
+    """Items of one manifest file (audio paths resolved against the file's folder)."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    items = []
+    for entry in raw["items"]:
+        turns = [Turn(t["speaker"], float(t["start_s"]), float(t["end_s"]), t.get("text", ""))
+                 for t in entry.get("turns") or []]
+        text = entry.get("text")
+        if text is None and turns and all(t.text for t in turns):
+            text = " ".join(t.text for t in turns)
+        items.append(Item(str(entry["id"]), (path.parent / entry["audio"]).resolve(), text, turns,
+                          entry.get("speakers"), bool(entry.get("synthetic", False)),
+                          list(entry.get("flip_words") or [])))
+    return items
 
 
 def read_wav(path: Path) -> np.ndarray:
-    """16-bit mono WAV samples as int16."""
+    """16 kHz mono 16-bit WAV samples (int16)."""
     with wave.open(str(path)) as w:
+        if (w.getframerate(), w.getnchannels(), w.getsampwidth()) != (RATE, 1, 2):
+            raise SystemExit(f"{path}: expected 16 kHz mono 16-bit WAV")
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
@@ -65,138 +107,168 @@ def write_wav(path: Path, pcm: np.ndarray) -> None:
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
-        w.setframerate(16000)
+        w.setframerate(RATE)
         w.writeframes(pcm.astype("<i2").tobytes())
 
 
-def baseline(path: Path) -> str:
-    """pocketsphinx default: the whole file as one utterance, fresh decoder."""
-    dec = Decoder(samprate=16000)
-    dec.start_utt()
-    dec.process_raw(read_wav(path).tobytes(), full_utt=True)
-    dec.end_utt()
-    hyp = dec.hyp()
-    return hyp.hypstr if hyp is not None else ""
+def words_in(results: list[dict[str, Any]], start: float, end: float) -> list[dict[str, Any]]:
+    return [r for r in results if r["type"] == "word" and start <= (r["start_time"] + r["end_time"]) / 2 < end]
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+def text_of(results: list[dict[str, Any]]) -> str:
+    return " ".join(r["alternatives"][0]["content"] for r in results if r["type"] == "word")
 
 
-def long_recording_peak_rss_mib() -> float:
-    """Peak RSS (MiB) of a fresh process recognising a 60-minute recording of the sample files."""
-    clips = [read_wav(p) for p in sorted(SAMPLES.glob("*.wav"))]
-    gap = np.zeros(8000, dtype=np.int16)
-    one_round = np.concatenate([x for c in clips for x in (c, gap)])
-    pcm = np.tile(one_round, int(np.ceil(LONG_S * 16000 / one_round.size)))[: int(LONG_S * 16000)]
+def spans_of(item: Item, duration: float) -> list[tuple[float, float]]:
+    """The stretches a dropped turn is judged on: the reference turns, else the whole item."""
+    return [(t.start_s, t.end_s) for t in item.turns] if item.turns else [(0.0, duration)]
+
+
+def dropped(results: list[dict[str, Any]], spans: list[tuple[float, float]]) -> int:
+    return sum(1 for a, b in spans if b - a >= DROP_MIN_S and not words_in(results, a, b))
+
+
+def flagged(item: dict[str, Any], threshold: float) -> bool:
+    alt = item["alternatives"][0]
+    return MEANING_FLIP in (alt.get("tags") or []) or float(alt["confidence"]) < threshold
+
+
+def long_run(items: list[Item], minutes: float, alone: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Join the items to ``minutes`` (1 s gaps), transcribe once, compare with the items alone."""
+    gap = np.zeros(RATE, dtype=np.int16)
+    pieces: list[np.ndarray] = []
+    placed: list[tuple[Item, float, float]] = []
+    pos = 0.0
+    while pos < minutes * 60:
+        for item in items:
+            pcm = read_wav(item.path)
+            placed.append((item, pos, pos + pcm.size / RATE))
+            pieces += [pcm, gap]
+            pos += pcm.size / RATE + 1.0
+            if pos >= minutes * 60:
+                break
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "long.wav"
+        write_wav(path, np.concatenate(pieces))
+        del pieces
+        c0 = time.process_time()
+        results = transcribe(path, diarization="none")
+        cpu = time.process_time() - c0
+    long_e = long_n = alone_e = alone_n = drops = 0
+    lost: list[str] = []
+    for item, a, b in placed:
+        if item.text is None:
+            continue
+        heard = words_in(results, a, b)
+        e, n = word_errors(item.text, text_of(heard))
+        long_e, long_n = long_e + e, long_n + n
+        e, n = word_errors(item.text, text_of(alone[item.id]))
+        alone_e, alone_n = alone_e + e, alone_n + n
+        shifted = [(a + s, a + t) for s, t in spans_of(item, b - a)]
+        d = dropped(results, shifted)
+        drops += d
+        if d:
+            lost.append(f"{item.id}@{a:.1f}s")
+    gaps = [r for r in results if r["type"] == "gap"]
+    return {"seconds": pos, "cpu_s": cpu, "wer_long": long_e / max(long_n, 1),
+            "wer_alone": alone_e / max(alone_n, 1), "dropped": drops, "lost": lost, "gaps": len(gaps),
+            "gap_s": sum(g["end_time"] - g["start_time"] for g in gaps)}
+
+
+def peak_rss_60min(items: list[Item]) -> float:
+    """Peak RSS (MiB) of a fresh process recognising a 60-minute recording of the items."""
+    gap = np.zeros(RATE // 2, dtype=np.int16)
+    one_round = np.concatenate([x for it in items for x in (read_wav(it.path), gap)])
+    pcm = np.tile(one_round, int(np.ceil(3600 * RATE / one_round.size)))[: 3600 * RATE]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "hour.wav"
         write_wav(path, pcm)
-        del pcm, one_round, clips
+        del pcm, one_round
         code = ("import sys; from verbatim.asr_server.engine import transcribe; "
                 "r = transcribe(sys.argv[1], max_speakers=4); print(sum(x['type'] == 'word' for x in r))")
-        out = subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True, text=True)
-    print(f"60-min recording    : {out.stdout.strip()} words recognised")
+        subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True, text=True)
     # ru_maxrss of children is in KiB on Linux: the largest peak of any waited-for child.
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def main() -> None:
-    refs = dict(line.rstrip("\n").split("\t", 1) for line in (SAMPLES / "references.tsv").read_text().splitlines())
-    refs["jfk.wav"] = (SAMPLES / "jfk.txt").read_text().strip()
-    for name in (*DIALOGUES, FAMILY):
-        refs[f"{name}.wav"] = " ".join(t.text for t in load_turns(SAMPLES / f"{name}.json"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--manifest", action="append", type=Path, help="a set in the manifest format (repeatable)")
+    parser.add_argument("--long-minutes", type=float, default=0.0, help="also join the items to N minutes")
+    parser.add_argument("--no-rss", action="store_true", help="skip the 60-minute memory run")
+    args = parser.parse_args()
+    items = [it for m in (args.manifest or [DEFAULT_MANIFEST]) for it in load_manifest(m)]
+    threshold = load_reliability_settings().confidence_threshold
 
-    transcribe(SAMPLES / "jfk.wav")  # warm-up: decoder creation is a one-off per process
-    hyps: dict[str, str] = {}
-    results: dict[str, list] = {}
-    audio_s = engine_s = base_s = engine_cpu_s = base_cpu_s = 0.0
-    base_hyps: dict[str, str] = {}
-    for name in refs:
-        path = SAMPLES / name
-        dur = read_wav(path).size / 16000
-        c0, t0 = time.process_time(), time.perf_counter()
-        res = transcribe(path, max_speakers=4 if name == f"{FAMILY}.wav" else 2)
-        c1, t1 = time.process_time(), time.perf_counter()
-        base_hyps[name] = baseline(path)
-        c2, t2 = time.process_time(), time.perf_counter()
-        engine_cpu_s += c1 - c0
-        base_cpu_s += c2 - c1
-        audio_s += dur
-        engine_s += t1 - t0
-        base_s += t2 - t1
-        results[name] = res
-        hyps[name] = results_text(res)
-        speakers = sorted({r["alternatives"][0]["speaker"] for r in res if r["type"] == "word"})
-        print(
-            f"{name:40s} {dur:6.1f} s  rtf {(t1 - t0) / dur:.3f} (baseline {(t2 - t1) / dur:.3f})  "
-            f"WER {word_error_rate(refs[name], hyps[name]):.3f} (baseline "
-            f"{word_error_rate(refs[name], base_hyps[name]):.3f})  speakers {','.join(speakers)}"
-        )
+    transcribe(items[0].path, diarization="none")  # warm-up: the model loads once per process
+    per_item: dict[str, dict[str, Any]] = {}
+    alone: dict[str, list[dict[str, Any]]] = {}
+    audio_s = cpu_s = 0.0
+    totals = {"natural": [0, 0], "synthetic": [0, 0]}
+    flip_wrong = flip_marked = flip_total = 0
+    flags = flags_wrong = 0
+    print(f"{'item':44s} {'s':>6s} {'WER':>6s} {'DER':>6s} spk(exp/found) dropped")
+    for item in items:
+        duration = read_wav(item.path).size / RATE
+        c0 = time.process_time()
+        results = transcribe(item.path, max_speakers=item.speakers or 2)
+        cpu_s += time.process_time() - c0
+        audio_s += duration
+        alone[item.id] = results
+        errors = n_words = 0
+        if item.text is not None:
+            errors, n_words = word_errors(item.text, text_of(results))
+            bucket = totals["synthetic" if item.synthetic else "natural"]
+            bucket[0] += errors
+            bucket[1] += n_words
+            for (_, wrong), r in zip(wrong_words(item.text, results),
+                                     [r for r in results if r["type"] == "word"], strict=True):
+                if flagged(r, threshold):
+                    flags += 1
+                    flags_wrong += wrong
+        found = len({r["alternatives"][0]["speaker"] for r in results if r["type"] == "word"} - {"UU"})
+        der = diarization_error_rate(results, item.turns, collar_s=COLLAR_S) if item.turns else None
+        drops = dropped(results, spans_of(item, duration))
+        expected = len({t.speaker for t in item.turns}) if item.turns else None
+        for _word, heard, where in flip_words_heard(item.text or "", results, item.flip_words):
+            flip_total += 1
+            if heard is None or where is None or heard != _word:
+                flip_wrong += 1
+                flip_marked += bool(where is not None and flagged(where, threshold))
+        per_item[item.id] = {"words": n_words, "errors": errors, "der": None if der is None else round(der, 4),
+                             "speakers_expected": expected, "speakers_found": found, "dropped_turns": drops}
+        print(f"{item.id:44s} {duration:6.1f} {errors / max(n_words, 1):6.3f} "
+              f"{'' if der is None else f'{der:6.3f}':>6s} {expected or '-'}/{found} {drops}")
 
-    # 0.1 s-gap variants: scored for attribution only (the RTF is over the sample files).
-    attribution: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in DIALOGUES:
-            turns = load_turns(SAMPLES / f"{name}.json")
-            attribution[name] = speaker_attribution(results[f"{name}.wav"], turns)
-            pcm, cut_turns = splice_turns(read_wav(SAMPLES / f"{name}.wav"), turns, 0.1)
-            path = Path(tmp) / f"{name}_gap0.1.wav"
-            write_wav(path, pcm)
-            res = transcribe(path)
-            attribution[f"{name}_gap0.1"] = speaker_attribution(res, cut_turns)
-
-    family_turns = load_turns(SAMPLES / f"{FAMILY}.json")
-    family = results[f"{FAMILY}.wav"]
-    der_family = diarization_error_rate(family, family_turns)
-    speakers_family = len({r["alternatives"][0]["speaker"] for r in family if r["type"] == "word"} - {"UU"})
-    attribution_family = speaker_attribution(family, family_turns)
-    threshold = ReliabilitySettings().confidence_threshold
-    scored = [pair for name in refs for pair in wrong_words(refs[name], results[name])]
-    flags, precision, recall = flag_scores(scored, threshold)
-    peak_rss = None if "--no-long" in sys.argv else long_recording_peak_rss_mib()
-
-    librivox = [n for n in refs if n not in ("jfk.wav", FAMILY + ".wav", *(f"{d}.wav" for d in DIALOGUES))]
-    wer_lv = pooled_wer((refs[n], hyps[n]) for n in librivox)
-    wer_jfk = word_error_rate(refs["jfk.wav"], hyps["jfk.wav"])
-    base_lv = pooled_wer((refs[n], base_hyps[n]) for n in librivox)
-    base_jfk = word_error_rate(refs["jfk.wav"], base_hyps["jfk.wav"])
+    long = long_run(items, args.long_minutes, alone) if args.long_minutes > 0 else None
+    rss = None if args.no_rss else peak_rss_60min([it for it in items if not it.flip_words] or items)
+    wer_nat = totals["natural"][0] / totals["natural"][1] if totals["natural"][1] else None
+    wer_syn = totals["synthetic"][0] / totals["synthetic"][1] if totals["synthetic"][1] else None
+    flip_recall = flip_marked / flip_wrong if flip_wrong else (None if not flip_total else 1.0)
     print()
-    print(f"WER LibriVox pooled : engine {wer_lv:.3f}   baseline {base_lv:.3f}")
-    print(f"WER jfk             : engine {wer_jfk:.3f}   baseline {base_jfk:.3f}")
-    for name, value in attribution.items():
-        print(f"speaker attribution : {name:35s} {value:.3f}")
-    print(
-        f"RTF pooled          : engine {engine_s / audio_s:.3f}   baseline {base_s / audio_s:.3f}"
-        f"   ({audio_s:.1f} s of audio, {len(refs)} files; wall clock)"
-    )
-    print(f"RTF pooled, CPU time: engine {engine_cpu_s / audio_s:.3f}   baseline {base_cpu_s / audio_s:.3f}")
-    print(f"family session      : DER {der_family:.3f}  speakers found {speakers_family} (of 3)  "
-          f"attribution {attribution_family:.3f}")
-    print(f"low-confidence flags: {flags} of {len(scored)} words below {threshold}  precision "
-          f"{_fmt(precision)}  recall {_fmt(recall)} (wrong words: {sum(w for _, w in scored)})")
-    print(f"60-min recording    : peak RSS {_fmt(peak_rss)} MiB")
+    print(f"WER natural speech  : {wer_nat if wer_nat is None else f'{wer_nat:.4f}'}   "
+          f"synthetic voices: {wer_syn if wer_syn is None else f'{wer_syn:.4f}'}")
+    print(f"CPU                 : {cpu_s / audio_s:.3f} s per audio s ({audio_s:.1f} s of audio, {len(items)} items)")
+    print(f"flags               : {flags} flagged, precision "
+          f"{'n/a' if not flags else f'{flags_wrong / flags:.3f}'} (threshold {threshold})")
+    print(f"meaning flips       : {flip_total} flip words, {flip_wrong} heard wrongly, {flip_marked} of those marked")
+    if long is not None:
+        print(f"long ({long['seconds'] / 60:.1f} min)     : WER {long['wer_long']:.4f} vs alone {long['wer_alone']:.4f}"
+              f"  dropped turns {long['dropped']} {long['lost'][:10]}  gaps {long['gaps']} ({long['gap_s']:.1f} s)"
+              f"  CPU {long['cpu_s'] / long['seconds']:.3f} s/s")
+    print(f"60-min recording    : peak RSS {'n/a' if rss is None else f'{rss:.0f}'} MiB")
     sys.stdout.flush()
-    print(
-        json.dumps(
-            {
-                "wer_librivox": round(wer_lv, 4),
-                "wer_jfk": round(wer_jfk, 4),
-                "speaker_attribution": round(attribution[DIALOGUES[0]], 4),
-                "speaker_attribution_two_male": round(attribution[DIALOGUES[1]], 4),
-                "rtf": round(engine_s / audio_s, 4),
-                "cpu_s_per_audio_s": round(engine_cpu_s / audio_s, 4),
-                "cpu_s_per_audio_s_baseline": round(base_cpu_s / audio_s, 4),
-                "der_family": round(der_family, 4),
-                "speakers_found_family": speakers_family,
-                "speaker_attribution_family": round(attribution_family, 4),
-                "peak_rss_mib_60min": None if peak_rss is None else round(peak_rss, 1),
-                "flags": flags,
-                "flag_precision": None if precision is None else round(precision, 4),
-                "flag_recall": None if recall is None else round(recall, 4),
-            }
-        )
-    )
+    print(json.dumps({
+        "items": per_item,
+        "wer_natural": None if wer_nat is None else round(wer_nat, 4),
+        "wer_synthetic": None if wer_syn is None else round(wer_syn, 4),
+        "long_wer_delta": None if long is None else round(long["wer_long"] - long["wer_alone"], 4),
+        "long_dropped_turns": None if long is None else long["dropped"],
+        "flip_flag_recall": None if flip_recall is None else round(flip_recall, 4),
+        "flag_precision": None if not flags else round(flags_wrong / flags, 4),
+        "cpu_s_per_audio_s": round(cpu_s / audio_s, 4),
+        "peak_rss_mib_60min": None if rss is None else round(rss, 1),
+    }))
 
 
 if __name__ == "__main__":

@@ -121,8 +121,12 @@ def test_json_v2_shape(transcripts: dict[str, Case], name: str) -> None:
         assert 0.0 <= start <= end
         assert start >= previous_start, "items must be in time order"
         previous_start = start
-        (alt,) = item["alternatives"]
-        assert set(alt) == {"content", "confidence", "language", "speaker"}
+        alt, *rivals = item["alternatives"]
+        assert set(alt) - {"tags"} == {"content", "confidence", "language", "speaker"}
+        # Marks: a doubtful negation/number/time/name, a voice barely told apart (recognizer.turns).
+        assert set(alt.get("tags", [])) <= {"meaning_flip", "speaker_uncertain"}
+        # A second alternative only as the rival reading of a doubtful meaning-flip word.
+        assert not rivals or (len(rivals) == 1 and "meaning_flip" in alt["tags"])
         assert isinstance(alt["content"], str) and alt["content"]
         assert isinstance(alt["confidence"], float) and 0.0 <= alt["confidence"] <= 1.0
         assert alt["language"] == "en"

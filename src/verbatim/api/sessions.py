@@ -32,7 +32,7 @@ from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotesBlock
 from verbatim.free_text import check_single_line
-from verbatim.polish.split import THERAPIST, UNASSIGNED, unassigned_turns
+from verbatim.polish.split import THERAPIST, UNASSIGNED, is_gap, unassigned_turns
 from verbatim.record import writer
 from verbatim.states import CAPTURE_SUBJECTS, SessionStatus
 
@@ -605,7 +605,7 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
         if bad:
             raise ApiError(422, "unknown_role",
                            f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
-        labels = {t["speaker"] for t in row.published_turns or []}
+        labels = {t["speaker"] for t in row.published_turns or [] if not is_gap(t)}
         missing = labels - body.speakers.keys()
         if missing:
             raise ApiError(422, "incomplete_mapping", f"map every speaker label; missing {sorted(missing)}")

@@ -23,9 +23,13 @@ pyannote's clustering stage):
    the best is below ``ASSIGN_SIMILARITY``: the clustering cannot tie it to a voice (overlap,
    a cough, a stranger's short remark). Pauses take the label of the nearest speech frame.
 
-Thresholds were set on the shared dialogues (../shared/data): mean cosine similarity between
-windows of one voice was 0.79–0.84 (0.79 on JFK), between two voices 0.49–0.64 (0.64 for the
-family session's therapist and mother). ``MERGE_SIMILARITY`` sits between.
+Thresholds were set on the shared dialogues (../shared/data) and our similar-voice couples
+dialogue (bench/make_sets.py: three espeak-ng voices close in pitch): mean cosine similarity
+between windows of one voice was 0.79–0.87, between two voices 0.46–0.66 on the shared sets and
+0.66–0.73 between the alike voices (therapist and client A: 0.73). At the former 0.68 those two
+merged and client B's turns went to the therapist; at 0.75 all three stay apart and the shared
+sessions keep their 2, 2 and 3 voices (0.78 too). ``MERGE_SIMILARITY`` sits between the closest
+two voices and the loosest single voice.
 
 Limits: overlapping speech gets one label (or none); voices that sound alike may merge; a
 speaker with less than ``MIN_SPEAKER_S`` of speech is not separated; speaker changes are placed
@@ -39,7 +43,7 @@ import numpy as np
 from verbatim.asr_server import speaker_encoder
 from verbatim.asr_server.speaker_mel import mel_spectrogram
 
-MERGE_SIMILARITY = 0.68
+MERGE_SIMILARITY = 0.75
 """Mean cosine similarity (average linkage) at or above which two clusters are one voice."""
 ASSIGN_SIMILARITY = 0.45
 """A frame whose best voice scores below this cosine similarity stays unassigned."""
@@ -57,18 +61,28 @@ _REFINE_ROUNDS = 2
 
 
 def diarize(audio: np.ndarray, speech: np.ndarray, max_speakers: int = 2) -> np.ndarray:
+    """Frame labels only: see `diarize_with_margin`."""
+    return diarize_with_margin(audio, speech, max_speakers)[0]
+
+
+def diarize_with_margin(audio: np.ndarray, speech: np.ndarray, max_speakers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Label every 10 ms frame with a speaker index, or ``UNASSIGNED``.
 
     ``audio`` is 16 kHz float32, ``speech`` its (n_frames,) boolean speech mask (frame ``i``
     = ``i * 0.01`` s). Returns an int64 array of shape (n_frames,) with values in
     ``{-1, 0..k-1}`` (k <= max_speakers), 0 being the first speaker heard. Without speech, or
     with ``max_speakers`` 1, every frame is 0.
+
+    Also returns a float32 (n_frames,) margin: how much more the frame's voice scores than the
+    next best (mean cosine similarity of the covering windows; 1.0 where there is one voice, 0.0
+    on unassigned speech and pauses). A small margin means the voices could not be told apart there.
     """
     n = len(speech)
     labels = np.zeros(n, dtype=np.int64)
+    margin = np.ones(n, dtype=np.float32)
     idx = np.flatnonzero(speech)
     if max_speakers < 2 or idx.size == 0:
-        return labels
+        return labels, margin
     mel = mel_spectrogram(audio)
     if len(mel) < n:
         mel = np.pad(mel, ((0, n - len(mel)), (0, 0)))
@@ -81,10 +95,12 @@ def diarize(audio: np.ndarray, speech: np.ndarray, max_speakers: int = 2) -> np.
     if not full.any():
         full[:] = True
     centroids = _cluster(emb[full], _fresh_seconds(windows)[full], max_speakers)
-    frame_lab = _frame_labels(emb, windows, len(idx), centroids)
+    frame_lab, frame_margin = _frame_labels(emb, windows, len(idx), centroids)
     out = np.full(n, UNASSIGNED, dtype=np.int64)
     out[idx] = frame_lab
-    return _finish(out, idx)
+    margin[:] = 0.0
+    margin[idx] = frame_margin
+    return _finish(out, idx), margin
 
 
 def _gain(audio: np.ndarray, idx: np.ndarray) -> float:
@@ -205,8 +221,9 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 def _frame_labels(
     emb: np.ndarray, windows: list[tuple[int, int]], n_speech: int, centroids: np.ndarray
-) -> np.ndarray:
-    """(n_speech,) voice index per speech frame, or UNASSIGNED, from the windows covering it."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n_speech,) voice index per speech frame, or UNASSIGNED, from the windows covering it; and
+    the (n_speech,) margin of the best voice over the next (1.0 with one voice, 0.0 unassigned)."""
     scores = emb @ centroids.T  # (n_windows, k)
     total = np.zeros((n_speech + 1, len(centroids)))
     count = np.zeros(n_speech + 1)
@@ -218,7 +235,13 @@ def _frame_labels(
         count[b] -= 1
     mean = np.cumsum(total, axis=0)[:n_speech] / np.maximum(np.cumsum(count)[:n_speech, None], 1)
     best = mean.argmax(axis=1)
-    return np.where(mean.max(axis=1) >= ASSIGN_SIMILARITY, best, UNASSIGNED)
+    assigned = mean.max(axis=1) >= ASSIGN_SIMILARITY
+    if len(centroids) > 1:
+        top2 = np.sort(mean, axis=1)[:, -2:]
+        margin = (top2[:, 1] - top2[:, 0]).astype(np.float32)
+    else:
+        margin = np.ones(n_speech, dtype=np.float32)
+    return np.where(assigned, best, UNASSIGNED), np.where(assigned, margin, 0.0).astype(np.float32)
 
 
 def _finish(frame_lab: np.ndarray, idx: np.ndarray) -> np.ndarray:

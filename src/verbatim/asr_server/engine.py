@@ -38,19 +38,23 @@ from typing import Any
 import numpy as np
 from pocketsphinx import Decoder
 
-from verbatim.asr_server import features, vad
-from verbatim.asr_server.diarization import UNASSIGNED, diarize
+from verbatim.asr_server import features, flips, vad, windows
+from verbatim.asr_server.diarization import UNASSIGNED, diarize_with_margin
+from verbatim.asr_server.windows import Gap
 from verbatim.audio import SAMPLE_RATE, decode_pcm16k
 from verbatim.sealed import KeyRing
 
-CHUNK_S = 300.0
-"""Whisper hears a long recording in chunks of at most this many seconds (bounded memory)."""
-CHUNK_SEARCH_S = 30.0
-"""A chunk ends at the longest pause within this many seconds before its limit."""
 SENTENCE_PAUSE_S = 0.6
 """A pause (seconds) at least this long between two words of one speaker ends a sentence."""
 UNKNOWN_SPEAKER = "UU"
 """Speechmatics' speaker label when diarization is off."""
+INAUDIBLE = "inaudible"
+"""Tag of a gap item: speech in which no word could be recognised."""
+SPEAKER_UNCERTAIN = "speaker_uncertain"
+"""Tag of a word whose voice could not be told apart from another (`SPEAKER_MARGIN`)."""
+SPEAKER_MARGIN = 0.04
+"""A word whose voice beats the next best by less than this (mean cosine similarity) is tagged
+``speaker_uncertain``: the turn holding it is marked for review instead of guessed silently."""
 _FRAME_S = 0.01
 _DIARIZATION_MODES = ("speaker", "none")
 _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
@@ -143,44 +147,53 @@ def _word_speakers(words: list[Word], labels: np.ndarray, speech: np.ndarray) ->
     return out
 
 
-def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) -> list[Word]:
-    """Words from the configured engine: Whisper over the whole recording, or pocketsphinx per utterance."""
+def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) -> tuple[list[Word], list[Gap]]:
+    """Words from the configured engine, and the speech in which none could be recognised.
+
+    Whisper hears the recording in VAD-bounded windows (`windows.decoding_windows`), each on its
+    own; pocketsphinx utterance by utterance. Then every stretch of speech longer than
+    ``windows.GAP_MIN_S`` that no word covers is decoded again on its own (Whisper with its
+    no-speech skip off); a stretch still empty is returned as a `Gap`, so the transcript shows
+    it at its time instead of silence.
+    """
     from verbatim.config import get_settings
 
+    if not speech.any():
+        return [], []  # Whisper invents words in silence: never ask it about a recording without speech
     if get_settings().asr_engine == "whisper":
         from verbatim.asr_server import whisper
 
-        if not speech.any():
-            return []  # Whisper invents words in silence: never ask it about a recording without speech
-        # ...and in long pauses: keep only words that our speech detection hears as speech.
-        words: list[Word] = []
-        for a, b in _chunks(speech):
-            # Chunk by chunk: Whisper's features of a whole hour would take gigabytes.
-            offset = a * _FRAME_S
-            heard = whisper.recognise(audio[a * features.HOP : b * features.HOP])
-            words += [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
-                      for w in heard]
-        return [w for w in words if _voiced_share(w, speech) >= 0.2]
-    return recognise(audio, vad.utterances(speech, breaks=changes))
+        def decode(span: vad.Span, insist: bool, keep_from: int | None = None) -> list[Word]:
+            offset = span.start * _FRAME_S
+            heard = whisper.recognise(audio[span.start * features.HOP : span.end * features.HOP], insist=insist)
+            shifted = [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
+                       for w in heard]
+            # The context before a window's own part was kept from the previous window.
+            own = (keep_from if keep_from is not None else span.start) * _FRAME_S
+            # Whisper also invents words in pauses: keep only words our speech detection hears as speech.
+            return [w for w in shifted if (w.start_s + w.end_s) / 2 >= own and _voiced_share(w, speech) >= 0.2]
 
+        words = [w for win in windows.decoding_windows(speech)
+                 for w in decode(vad.Span(win.context, win.end), False, win.start)]
+    else:
+        def decode(span: vad.Span, insist: bool, keep_from: int | None = None) -> list[Word]:
+            return recognise(audio, [span])
 
-def _chunks(speech: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) frame ranges of at most CHUNK_S seconds, cut in the middle of the longest pause
-    of the last CHUNK_SEARCH_S seconds before each limit (at the limit if there is no pause)."""
-    n, limit, search = len(speech), int(CHUNK_S / _FRAME_S), int(CHUNK_SEARCH_S / _FRAME_S)
-    out: list[tuple[int, int]] = []
-    start = 0
-    while n - start > limit:
-        lo, hi = start + limit - search, start + limit
-        cut = hi
-        pauses = vad.speech_spans(~speech[lo:hi])
-        if pauses:
-            longest = max(pauses, key=lambda p: p.length)
-            cut = lo + (longest.start + longest.end) // 2
-        out.append((start, cut))
-        start = cut
-    out.append((start, n))
-    return out
+        words = recognise(audio, vad.utterances(speech, breaks=changes))
+    gaps: list[Gap] = []
+    edge = int(round(windows.EDGE_S / _FRAME_S))
+    for stretch in windows.uncovered(speech, [(w.start_s, w.end_s) for w in words]):
+        span = vad.Span(max(0, stretch.start - edge), min(len(speech), stretch.end + edge))
+        found = [w for w in decode(span, True) if stretch.start * _FRAME_S - windows.WORD_REACH_S
+                 <= (w.start_s + w.end_s) / 2 <= stretch.end * _FRAME_S + windows.WORD_REACH_S]
+        words += found
+        # What the second decode still left empty is a gap, at its own time.
+        base = stretch.start * _FRAME_S
+        rest = windows.uncovered(speech[stretch.start : stretch.end],
+                                 [(w.start_s - base, w.end_s - base) for w in found])
+        gaps += [Gap(round(base + r.start * _FRAME_S, 2), round(base + r.end * _FRAME_S, 2)) for r in rest]
+    words.sort(key=lambda w: w.start_s)
+    return words, gaps
 
 
 def _voiced_share(word: Word, speech: np.ndarray) -> float:
@@ -220,43 +233,87 @@ def transcribe(
     # Only the speech mask is kept: the other frame features of an hour are ~60 MB.
     speech = vad.speech_mask(features.compute(audio).energy_db)
     if diarization == "speaker":
-        labels = diarize(audio, speech, max_speakers=max_speakers)
+        labels, margin = diarize_with_margin(audio, speech, max_speakers=max_speakers)
         changes = _speaker_changes(labels, speech)
     else:
         labels = np.zeros(len(speech), dtype=np.int64)
+        margin = np.ones(len(speech), dtype=np.float32)
         changes = None
-    words = _words(audio, speech, changes)
+    words, gaps = _words(audio, speech, changes)
     speakers = _word_speakers(words, labels, speech)
     if diarization == "speaker":
         names: dict[int, str] = {UNASSIGNED: UNKNOWN_SPEAKER}
         tags = [names.setdefault(s, f"S{len(names)}") for s in speakers]
     else:
         tags = [UNKNOWN_SPEAKER] * len(words)
-    return to_results(words, tags, language)
+    unsure = [s != UNASSIGNED and _speaker_margin(w, margin, speech) < SPEAKER_MARGIN
+              for w, s in zip(words, speakers, strict=True)]
+    return to_results(words, tags, language, gaps, unsure)
 
 
-def to_results(words: list[Word], speakers: list[str], language: str = "en") -> list[dict[str, Any]]:
+def _speaker_margin(word: Word, margin: np.ndarray, speech: np.ndarray) -> float:
+    """Mean margin of the word's voice over the next best across its speech frames (1.0 if none)."""
+    a = int(round(word.start_s / _FRAME_S))
+    b = max(a + 1, int(round(word.end_s / _FRAME_S)))
+    voiced = margin[a:b][speech[a:b]]
+    return float(voiced.mean()) if voiced.size else 1.0
+
+
+def to_results(words: list[Word], speakers: list[str], language: str = "en",
+               gaps: list[Gap] | tuple[Gap, ...] = (), unsure: list[bool] | None = None) -> list[dict[str, Any]]:
     """Build json-v2 result items from words and their speaker tags, adding sentence ends and capitals.
 
     A sentence ends where the recognizer heard one (``Word.stop``: ".", "?" or "!"), at a change of
-    speaker, and at a pause of at least SENTENCE_PAUSE_S; its mark is the recognizer's, else ".".
+    speaker, at a pause of at least SENTENCE_PAUSE_S and before a gap; its mark is the recognizer's,
+    else ".". Each gap (speech no word could be recognised in) is one item at its time:
+    ``{"type": "gap", "start_time", "end_time", "alternatives": [{"content": "[inaudible 9.5 s]",
+    "confidence": 0.0, "language", "tags": ["inaudible"]}]}`` — no speaker: nobody is known to
+    have said it. A word whose voice was barely told apart is tagged ``speaker_uncertain``.
+    A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
+    for a negation, carries its rival reading as a second alternative ("can" → "can't").
     """
     results: list[dict[str, Any]] = []
     sentence_start = True
+    pending = sorted(gaps, key=lambda g: g.start_s)
     for i, (w, spk) in enumerate(zip(words, speakers, strict=True)):
+        while pending and pending[0].start_s <= w.start_s:
+            results.append(_gap_item(pending.pop(0), language))
+            sentence_start = True
         text = w.text
         if sentence_start or text in _PRONOUN_I:
             text = text[:1].upper() + text[1:]
-        results.append(_item("word", w.start_s, w.end_s, text, w.confidence, language, spk))
+        item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
+        if unsure is not None and unsure[i]:
+            item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
+        if flips.doubtful(w.text, w.confidence, sentence_start=sentence_start):
+            # A doubtful negation, number, time or name: marked whatever the global threshold.
+            best = item["alternatives"][0]
+            best["tags"] = [*best.get("tags", []), flips.MEANING_FLIP]
+            other = flips.rival(text)
+            if other:
+                item["alternatives"].append({**best, "content": other, "confidence": round(1.0 - w.confidence, 3),
+                                             "tags": best["tags"]})
+        results.append(item)
         last = i == len(words) - 1
         sentence_start = (last or bool(w.stop) or speakers[i + 1] != spk
-                          or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S)
+                          or words[i + 1].start_s - w.end_s >= SENTENCE_PAUSE_S
+                          or bool(pending and pending[0].start_s <= words[i + 1].start_s))
         if sentence_start:
             stop = _item("punctuation", w.end_s, w.end_s, w.stop or ".", 1.0, language, spk)
             stop["attaches_to"] = "previous"
             stop["is_eos"] = True
             results.append(stop)
+    results += [_gap_item(g, language) for g in pending]
     return results
+
+
+def _gap_item(gap: Gap, language: str) -> dict[str, Any]:
+    return {
+        "type": "gap",
+        "start_time": round(gap.start_s, 2),
+        "end_time": round(gap.end_s, 2),
+        "alternatives": [{"content": gap.label, "confidence": 0.0, "language": language, "tags": [INAUDIBLE]}],
+    }
 
 
 def _item(

@@ -1,7 +1,8 @@
 """Scoring helpers shared by the recognition tests, bench/asr.py and the demo.
 
-* WER: reference and hypothesis are normalised the same way (lower-case; every
-  character other than a-z, 0-9 and ``'`` becomes a space) and compared with jiwer.
+* WER: reference and hypothesis are normalised the same way (lower-case; numbers spelled out
+  with num2words, so "10" = "ten"; every character other than a-z, 0-9 and ``'`` becomes a
+  space) and compared with jiwer.
 * Speaker attribution: the fraction of recognised words whose speaker label is the
   speaker of the reference turn containing the word's midpoint, after mapping the
   recogniser's labels (S1, S2, ...) to reference speakers by the best one-to-one mapping.
@@ -23,13 +24,32 @@ from typing import Any
 
 import jiwer
 import numpy as np
+from num2words import num2words
 
 _NOT_WORD_CHAR = re.compile(r"[^a-z0-9']")
+_NUMBER = re.compile(r"(\d+)(?::(\d\d))?(st|nd|rd|th)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def _spell(match: re.Match[str]) -> str:
+    whole, minutes, suffix = match.group(1), match.group(2), match.group(3)
+    if suffix:
+        return f" {num2words(int(whole), to='ordinal')} "
+    words = num2words(int(whole))
+    if minutes is not None:  # a clock time: "4:30" is said "four thirty", "4:00" "four"
+        words += "" if minutes == "00" else " oh " + num2words(int(minutes)) if minutes[0] == "0" \
+            else " " + num2words(int(minutes))
+    return f" {words} "
 
 
 def normalise(text: str) -> str:
-    """Lower-case ``text``, turn every char other than a-z 0-9 ' into a space, squeeze spaces."""
-    return " ".join(_NOT_WORD_CHAR.sub(" ", text.lower()).split())
+    """Lower-case ``text``, spell numbers out, turn every char other than a-z 0-9 ' into a space.
+
+    Numbers are words, not spellings: "10" and "ten" are the same word ("10th" is "tenth",
+    "4:30" is "four thirty", "1,000" is "one thousand"; num2words' English, hyphens become spaces).
+    """
+    text = _NUMBER.sub(_spell, _THOUSANDS.sub("", text.lower()))
+    return " ".join(_NOT_WORD_CHAR.sub(" ", text).split())
 
 
 def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
@@ -184,36 +204,52 @@ def flag_scores(scored: Iterable[tuple[float, bool]], threshold: float) -> tuple
     return len(flagged), precision, recall
 
 
-def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Turn], frame_s: float = 0.01) -> float:
-    """Frame-level DER (0..): (missed + false alarm + speaker confusion) / reference speech time.
+def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Turn], frame_s: float = 0.01,
+                           collar_s: float = 0.0, fill_s: float = 0.5) -> float:
+    """Frame-level DER (0..): (missed + false alarm + speaker confusion) / scored reference speech time.
 
-    Our own scorer (pyannote.metrics is not a dependency): reference speech is the turns' spans,
-    hypothesis speech the recognised words' spans, both on a ``frame_s`` grid, no forgiveness
-    collar, overlap not modelled. Hypothesis labels map to reference speakers by the one-to-one
-    mapping that maximises agreeing frames (tried exhaustively: few labels); "UU" maps to nobody.
+    Our own scorer (pyannote.metrics is not a dependency), on a ``frame_s`` grid. Reference speech
+    is the turns' spans; hypothesis speech the recognised words' spans, with a pause shorter than
+    ``fill_s`` between two words of one label filled (a speaker is speaking in the pause between
+    their words, as in the segments a diarization system outputs). ``collar_s``: frames within
+    this many seconds of a reference turn's start or end are not scored (NIST md-eval's collar;
+    0.25 is the usual). Overlap is not modelled. Hypothesis labels map to reference speakers by
+    the one-to-one mapping that maximises agreeing frames (tried exhaustively: few labels); "UU"
+    maps to nobody.
     """
     end = max([t.end_s for t in turns] + [float(r["end_time"]) for r in results] + [0.0])
     n = int(np.ceil(end / frame_s)) + 1
     ref_names = sorted({t.speaker for t in turns})
     ref = np.full(n, -1)
+    scored = np.ones(n, dtype=bool)
+    collar = int(round(collar_s / frame_s))
     for t in turns:
-        ref[int(round(t.start_s / frame_s)) : int(round(t.end_s / frame_s))] = ref_names.index(t.speaker)
+        a, b = int(round(t.start_s / frame_s)), int(round(t.end_s / frame_s))
+        ref[a:b] = ref_names.index(t.speaker)
+    for t in turns:
+        for edge in (int(round(t.start_s / frame_s)), int(round(t.end_s / frame_s))):
+            scored[max(0, edge - collar) : edge + collar] = False
     hyp_names: list[str] = []
     hyp = np.full(n, -1)
+    last: tuple[int, int] | None = None  # (label index, end frame) of the previous word
     for r in results:
         if r["type"] != "word":
             continue
         label = r["alternatives"][0]["speaker"]
         if label not in hyp_names:
             hyp_names.append(label)
-        hyp[int(round(float(r["start_time"]) / frame_s)) : int(round(float(r["end_time"]) / frame_s))] = (
-            hyp_names.index(label))
-    ref_speech = int((ref >= 0).sum())
+        k = hyp_names.index(label)
+        a, b = int(round(float(r["start_time"]) / frame_s)), int(round(float(r["end_time"]) / frame_s))
+        if last is not None and last[0] == k and 0 < a - last[1] < fill_s / frame_s:
+            a = last[1]
+        hyp[a:b] = k
+        last = (k, b)
+    ref_speech = int(((ref >= 0) & scored).sum())
     if ref_speech == 0:
         return 0.0
-    missed = int(((ref >= 0) & (hyp < 0)).sum())
-    false_alarm = int(((ref < 0) & (hyp >= 0)).sum())
-    both = (ref >= 0) & (hyp >= 0)
+    missed = int(((ref >= 0) & (hyp < 0) & scored).sum())
+    false_alarm = int(((ref < 0) & (hyp >= 0) & scored).sum())
+    both = (ref >= 0) & (hyp >= 0) & scored
     joint = np.zeros((len(hyp_names), len(ref_names)), dtype=np.int64)
     np.add.at(joint, (hyp[both], ref[both]), 1)
     if "UU" in hyp_names:
@@ -224,3 +260,38 @@ def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Tu
         best = max(best, sum(int(joint[h, r]) for h, r in enumerate(perm) if r < len(ref_names)))
     confusion = int(both.sum()) - best
     return (missed + false_alarm + confusion) / ref_speech
+
+
+def flip_words_heard(reference: str, results: Sequence[dict[str, Any]],
+                     flip_words: Iterable[str]) -> list[tuple[str, str | None, dict[str, Any] | None]]:
+    """For each reference token in ``flip_words``: (the word, what was heard there, its result item).
+
+    Aligned with jiwer after `normalise`; "heard" is None (and the item None) when the alignment
+    deletes the word. Used to score whether wrongly heard meaning-flip words carry a doubt mark.
+    """
+    wanted = {normalise(w) for w in flip_words}
+    items = [r for r in results if r["type"] == "word"]
+    owner: list[int] = []
+    tokens: list[str] = []
+    for i, r in enumerate(items):
+        for tok in normalise(r["alternatives"][0]["content"]).split():
+            tokens.append(tok)
+            owner.append(i)
+    ref = normalise(reference).split()
+    if not ref:
+        return []
+    if not tokens:
+        return [(w, None, None) for w in ref if w in wanted]
+    out: list[tuple[str, str | None, dict[str, Any] | None]] = []
+    for chunk in jiwer.process_words(" ".join(ref), " ".join(tokens)).alignments[0]:
+        if chunk.type == "insert":
+            continue
+        for k in range(chunk.ref_start_idx, chunk.ref_end_idx):
+            if ref[k] not in wanted:
+                continue
+            j = chunk.hyp_start_idx + (k - chunk.ref_start_idx)
+            if chunk.type == "delete" or j >= chunk.hyp_end_idx:
+                out.append((ref[k], None, None))
+            else:
+                out.append((ref[k], tokens[j], items[owner[j]]))
+    return out

@@ -8,7 +8,7 @@ another CTranslate2 Whisper folder (a larger model), checked against
 ``VERBATIM_ASR_MODEL_SHA256``. Measured on the shared clips (../shared/MODELS.md): WER 0.000 on
 JFK, 0.045 on the LibriVox clips, 0.043 on the therapy dialogue, 0.13 CPU s per audio second.
 
-``recognise(audio)`` decodes the whole recording (16 kHz float32) with word timestamps and
+``recognise(audio)`` decodes one window of the recording (16 kHz float32) with word timestamps and
 returns `engine.Word`s (punctuation stripped from the words; a sentence end Whisper heard —
 ".", "?", "!" — is kept as ``Word.stop``, and the engine also closes sentences at pauses and
 speaker turns). One model per process, loaded on first use.
@@ -77,14 +77,20 @@ def _whisper() -> Any:
         return _model["m"]
 
 
-def recognise(audio: np.ndarray) -> list[Word]:
-    """Words (text, start/end seconds, probability as confidence) of a 16 kHz float32 recording."""
+def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
+    """Words (text, start/end seconds, probability as confidence) of a 16 kHz float32 recording.
+
+    The caller gives one decoding window (`windows.decoding_windows`, at most 28 s). ``insist``:
+    the window is speech our detector heard but a first decode left without words, so Whisper's
+    own "no speech here" skip (no-speech probability over 0.6 with an improbable text) is off.
+    """
     from verbatim.asr_server.engine import Word
 
     segments, _ = _whisper().transcribe(
         audio.astype(np.float32, copy=False), language="en", beam_size=5, word_timestamps=True,
         # Each window on its own: a hallucinated phrase cannot feed the next window.
         condition_on_previous_text=False,
+        no_speech_threshold=None if insist else 0.6,
     )
     words: list[Word] = []
     for segment in segments:

@@ -17,7 +17,7 @@ from verbatim.errors import PolishError
 from verbatim.leases import Lease
 from verbatim.pipeline.context import RunContext
 from verbatim.polish.rules import rule_therapist
-from verbatim.polish.split import speaker_roles
+from verbatim.polish.split import is_gap, speaker_roles
 
 log = structlog.get_logger("verbatim.publish")
 
@@ -31,22 +31,39 @@ def render(
     The per-client split is the record writer's (``verbatim.record.writer.publish``).
     Never mutates ``turns``. Model calls are bounded by the drain deadline.
     """
-    shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in turns]
+    # The recognizer's per-turn marks (speaker doubt, inaudible gaps) travel with the turn.
+    kept: tuple[str, ...] = ("speaker", "start_s", "end_s", "text", "marks")
+    shown: list[dict[str, Any]] = [{k: t[k] for k in kept if k in t} for t in turns]
+    # Gaps hold no words: the model passes never see (or rewrite) them.
+    speech = [t for t in shown if not is_gap(t)]
     therapist = None
     polished = False
     if polish:
         try:
             # Both passes over the same input: an LLM polisher answers both from one call.
-            cleaned = ctx.cancel.bounded(lambda: ctx.polisher.readability(shown))
-            therapist = ctx.cancel.bounded(lambda: ctx.polisher.therapist_speaker(shown))
-            shown, polished = cleaned, True
+            cleaned = ctx.cancel.bounded(lambda: ctx.polisher.readability(speech))
+            therapist = ctx.cancel.bounded(lambda: ctx.polisher.therapist_speaker(speech))
+            shown, polished = _with_gaps(shown, cleaned), True
         except PolishError as exc:
             log.warning("polish_failed", error=type(exc).__name__)
         crash_point("mid_polish")
     if therapist is None:
-        therapist = rule_therapist(shown)
+        therapist = rule_therapist(speech)
     roles = speaker_roles(shown, client_ids, therapist, speaker_map, session_type)
     return polished, [{**t, "role": roles[t["speaker"]]} for t in shown]
+
+
+def _with_gaps(shown: list[dict[str, Any]], cleaned: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The polished speech turns with the gaps back in their places (raises PolishError on a count mismatch)."""
+    if len(cleaned) == len(shown):
+        return cleaned
+    speech = [i for i, t in enumerate(shown) if not is_gap(t)]
+    if len(cleaned) != len(speech):
+        raise PolishError("the polisher returned a different number of turns")
+    out = list(shown)
+    for i, turn in zip(speech, cleaned, strict=True):
+        out[i] = turn
+    return out
 
 
 def publish(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, turns: list[dict[str, Any]]) -> bool:

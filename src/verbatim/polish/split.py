@@ -18,7 +18,10 @@ of first speech — but only when that mapping can be trusted:
 
 Each client's record holds the therapist's turns and that client's own turns; another
 participant's turns — and unassigned ones — appear only as placeholders, so a record released
-to one client never exposes another's words.
+to one client never exposes another's words. A gap (speech the recognizer could not make out,
+`recognizer.turns.NO_SPEAKER`, text ``[inaudible 9.5 s]``) belongs to nobody and holds no
+words: it is shown as it is in every client's record (role ``INAUDIBLE``), so each reader sees
+that something was said there. Per-turn ``marks`` (`recognizer.turns`) are kept on the segments.
 """
 
 from __future__ import annotations
@@ -26,12 +29,20 @@ from __future__ import annotations
 from typing import Any
 
 from verbatim.polish.base import Turn
+from verbatim.recognizer.turns import NO_SPEAKER
 
 THERAPIST = "therapist"
 UNASSIGNED = "unassigned"
 PLACEHOLDER = "[another participant spoke]"
 UNKNOWN_SPEAKER = "UU"
 """The recognizer's label for speech it could not tie to a voice (Speechmatics' unknown speaker)."""
+INAUDIBLE = "inaudible"
+"""Role of a gap turn (no speaker): shown in every client's record."""
+
+
+def is_gap(turn: Turn) -> bool:
+    """Whether a turn is a gap in the recognition (``[inaudible …]``, no speaker), not anyone's words."""
+    return bool(turn.get("speaker") == NO_SPEAKER)
 
 
 def segment_id(index: int) -> str:
@@ -60,10 +71,11 @@ def speaker_roles(
     is the therapist. In any other session a single voice is not assumed to be anyone: it stays
     unassigned for the therapist to name.
     """
-    labels = list(dict.fromkeys(t["speaker"] for t in turns))  # in order of first speech
+    gaps = {NO_SPEAKER: INAUDIBLE} if any(is_gap(t) for t in turns) else {}
+    labels = list(dict.fromkeys(t["speaker"] for t in turns if not is_gap(t)))  # in order of first speech
     if speaker_map:
-        return {label: speaker_map.get(label, UNASSIGNED) for label in labels}
-    roles: dict[str, str] = {label: UNASSIGNED for label in labels if label == UNKNOWN_SPEAKER}
+        return {**gaps, **{label: speaker_map.get(label, UNASSIGNED) for label in labels}}
+    roles: dict[str, str] = {**gaps, **{label: UNASSIGNED for label in labels if label == UNKNOWN_SPEAKER}}
     voices = [label for label in labels if label != UNKNOWN_SPEAKER]
     if session_type == "dictation":
         return {**roles, **{label: THERAPIST for label in voices}}
@@ -92,20 +104,20 @@ def split_per_client(
     for client in client_ids:
         segments = []
         for index, turn in enumerate(turns):
-            role = roles.get(turn["speaker"], UNASSIGNED)
-            own = role in (THERAPIST, client)
-            segments.append(
-                {
-                    "id": segment_id(index),
-                    "speaker": role if own else "other participant",
-                    "speaker_label": turn["speaker"],
-                    "start_s": round(float(turn["start_s"]), 3),
-                    "end_s": round(float(turn["end_s"]), 3),
-                    "text": turn["text"] if own else PLACEHOLDER,
-                    # A mark (a doubtful speaker, an inaudible stretch) is about the words: only with them.
-                    **({"marks": list(turn["marks"])} if own and turn.get("marks") else {}),
-                }
-            )
+            role = INAUDIBLE if is_gap(turn) else roles.get(turn["speaker"], UNASSIGNED)
+            own = role in (THERAPIST, client, INAUDIBLE)
+            segment = {
+                "id": segment_id(index),
+                "speaker": role if own else "other participant",
+                "speaker_label": turn["speaker"],
+                "start_s": round(float(turn["start_s"]), 3),
+                "end_s": round(float(turn["end_s"]), 3),
+                "text": turn["text"] if own else PLACEHOLDER,
+            }
+            # A mark (a doubtful speaker, a doubtful word) is about the words: only with them.
+            if own and turn.get("marks"):
+                segment["marks"] = list(turn["marks"])
+            segments.append(segment)
         records[client] = segments
     return records
 
@@ -115,5 +127,5 @@ def unassigned_turns(turns: list[Turn], roles: dict[str, str]) -> list[dict[str,
     return [
         {"id": segment_id(i), "speaker": UNASSIGNED, "speaker_label": t["speaker"],
          "start_s": round(float(t["start_s"]), 3), "end_s": round(float(t["end_s"]), 3), "text": t["text"]}
-        for i, t in enumerate(turns) if roles.get(t["speaker"], UNASSIGNED) == UNASSIGNED
+        for i, t in enumerate(turns) if not is_gap(t) and roles.get(t["speaker"], UNASSIGNED) == UNASSIGNED
     ]

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from verbatim.polish.base import Turn
 from verbatim.polish.rules import rule_therapist
-from verbatim.polish.split import UNASSIGNED, speaker_roles, split_per_client
+from verbatim.polish.split import INAUDIBLE, UNASSIGNED, is_gap, speaker_roles, split_per_client
 
 #: Suggestion kinds (``reliability_suggestions.kind``): one word, a turn's speaker label, a turn's text.
 WORD, SPEAKER, EDIT = "word", "speaker", "edit"
@@ -134,14 +134,17 @@ def build(src: Source) -> Built:
 
 
 def _roles(turns: list[Turn], base: list[Turn], src: Source) -> dict[str, str]:
-    labels = list(dict.fromkeys(t["speaker"] for t in turns))
+    # A gap (speech nobody made out) is nobody's: the clinician's mapping never names it.
+    gaps = {t["speaker"]: INAUDIBLE for t in turns if is_gap(t)}
+    labels = list(dict.fromkeys(t["speaker"] for t in turns if not is_gap(t)))
     if src.speaker_map:
-        return {label: src.speaker_map.get(label, UNASSIGNED) for label in labels}
-    published = {t["speaker"]: t["role"] for t in base if t.get("role")}
+        return {**gaps, **{label: src.speaker_map.get(label, UNASSIGNED) for label in labels}}
+    published = {t["speaker"]: t["role"] for t in base if t.get("role") and not is_gap(t)}
     if published:
         # A label only a speaker suggestion introduced has no published role: nobody's words yet.
-        return {label: published.get(label, UNASSIGNED) for label in labels}
-    return speaker_roles(turns, src.client_ids, rule_therapist(turns), None, src.session_type)
+        return {**gaps, **{label: published.get(label, UNASSIGNED) for label in labels}}
+    speech = [t for t in turns if not is_gap(t)]
+    return {**gaps, **speaker_roles(turns, src.client_ids, rule_therapist(speech), None, src.session_type)}
 
 
 _CORE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)

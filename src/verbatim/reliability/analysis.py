@@ -8,8 +8,10 @@ polished text). Times are seconds from the start of the recording. No I/O, no mo
 Three rules:
 
 - **low-confidence words** — a word the recognizer heard with confidence below the
-  threshold → ``pending`` word suggestion carrying the recognizer's alternatives;
-- **doubtful speaker attributions** → ``pending`` speaker suggestions: a very short turn
+  threshold, or marked ``meaning_flip`` by it (a doubtful can/can't, number, time or name,
+  whatever its confidence) → ``pending`` word suggestion carrying the recognizer's alternatives;
+- **doubtful speaker attributions** → ``pending`` speaker suggestions: a turn the recognizer
+  marked ``speaker_uncertain`` (it could not tell the voice apart), a very short turn
   between two turns of one other speaker (``short_interjection``), and a speaker change in
   the middle of a sentence (``mid_sentence_change``: the previous turn does not end a
   sentence and the next starts right after — judged only when the recognizer punctuates);
@@ -23,6 +25,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from verbatim.polish.base import Turn
+from verbatim.polish.split import is_gap
+from verbatim.recognizer.turns import MEANING_FLIP, SPEAKER_UNCERTAIN
 from verbatim.reliability.suggestions import SuggestionKind, SuggestionSpec, SuggestionStatus
 
 SENTENCE_END = frozenset(".?!")
@@ -46,18 +50,23 @@ def analyse(
 
 
 def low_confidence_words(raw_turns: Sequence[Turn], threshold: float) -> list[SuggestionSpec]:
-    """Words (not punctuation) with ``confidence < threshold``; ``suggested`` is the first alternative."""
+    """Words (not punctuation) with ``confidence < threshold``, and every word the recognizer marked
+    ``meaning_flip`` (a doubtful negation, number, time or name: doubtful whatever the threshold,
+    reason ``meaning_flip``); ``suggested`` is the first alternative (a negation's rival reading)."""
     found = []
     for i, turn in enumerate(raw_turns):
         for j, word in enumerate(turn.get("words") or []):
             confidence = word.get("confidence")
-            if word.get("type", "word") != "word" or confidence is None or float(confidence) >= threshold:
+            flip = MEANING_FLIP in (word.get("marks") or ())
+            if word.get("type", "word") != "word" or confidence is None or (
+                    float(confidence) >= threshold and not flip):
                 continue
             content = str(word.get("content", ""))
             alternatives = _alternatives(word.get("alternatives"), content)
             found.append(
                 SuggestionSpec(
-                    kind=SuggestionKind.WORD, reason="low_confidence", status=SuggestionStatus.PENDING,
+                    kind=SuggestionKind.WORD, reason="meaning_flip" if flip else "low_confidence",
+                    status=SuggestionStatus.PENDING,
                     turn_index=i, word_index=j, start_s=float(word.get("start_s", turn["start_s"])),
                     end_s=float(word.get("end_s", turn["end_s"])), original=content,
                     suggested=alternatives[0] if alternatives else None, alternatives=alternatives,
@@ -81,13 +90,21 @@ def doubtful_speakers(raw_turns: Sequence[Turn], short_turn_max_s: float, gap_s:
     """Turns whose speaker label is doubtful; ``suggested`` is the label of the turn before."""
     found = []
     punctuated = any(ch in PUNCTUATION for t in raw_turns for ch in str(t.get("text", "")))
-    for i in range(1, len(raw_turns)):
-        prev, cur = raw_turns[i - 1], raw_turns[i]
-        if cur["speaker"] == prev["speaker"]:
-            continue
+    for i in range(len(raw_turns)):
+        cur = raw_turns[i]
+        prev = raw_turns[i - 1] if i else cur
         nxt = raw_turns[i + 1] if i + 1 < len(raw_turns) else None
         reason = None
-        if (
+        suggested = str(prev["speaker"])
+        if SPEAKER_UNCERTAIN in (cur.get("marks") or ()):
+            reason = "speaker_uncertain"  # the recognizer could not tell whose voice this was
+            # The nearest other voice before it (or after it) is the likeliest other reading.
+            others = [str(t["speaker"]) for t in [*raw_turns[:i][::-1], *raw_turns[i + 1:]]
+                      if t["speaker"] != cur["speaker"] and not is_gap(t)]
+            suggested = others[0] if others else str(cur["speaker"])
+        elif i == 0 or cur["speaker"] == prev["speaker"] or is_gap(cur) or is_gap(prev):
+            continue
+        elif (
             nxt is not None
             and nxt["speaker"] == prev["speaker"]
             and float(cur["end_s"]) - float(cur["start_s"]) <= short_turn_max_s
@@ -104,7 +121,7 @@ def doubtful_speakers(raw_turns: Sequence[Turn], short_turn_max_s: float, gap_s:
                 SuggestionSpec(
                     kind=SuggestionKind.SPEAKER, reason=reason, status=SuggestionStatus.PENDING, turn_index=i,
                     start_s=float(cur["start_s"]), end_s=float(cur["end_s"]), original=str(cur["speaker"]),
-                    suggested=str(prev["speaker"]),
+                    suggested=suggested,
                 )
             )
     return found

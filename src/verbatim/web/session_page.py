@@ -25,7 +25,7 @@ from verbatim.api.errors import ApiError
 from verbatim.api.segments import originals as corrected_originals
 from verbatim.api.sessions import SpeakerMap, TranscriptOut, _load_own, _out, get_transcript, put_speakers
 from verbatim.db.engine import db_session
-from verbatim.polish.split import THERAPIST, UNASSIGNED, segment_id
+from verbatim.polish.split import INAUDIBLE, THERAPIST, UNASSIGNED, is_gap, segment_id
 from verbatim.reliability.api import SuggestionOut, _move, list_suggestions
 from verbatim.reliability.suggestions import Action
 from verbatim.states import ACTIVE, SessionStatus
@@ -95,6 +95,8 @@ def _speaker(role: str, label: str) -> str:
         return f"Unassigned speaker {label}"
     if role == "other participant":
         return "Other participant"
+    if role == INAUDIBLE:
+        return "Not made out"
     return role
 
 
@@ -137,7 +139,7 @@ def session_page(session_id: uuid.UUID, request: Request, svc: ServicesDep, acto
         transcript = get_transcript(session_id, svc, actor.principal, actor)
         doubts = list_suggestions(session_id, svc, actor.principal, actor).suggestions
         turns = row.published_turns or []
-        labels = list(dict.fromkeys(t["speaker"] for t in turns))
+        labels = list(dict.fromkeys(t["speaker"] for t in turns if not is_gap(t)))
         roles = {t["speaker"]: t.get("role", UNASSIGNED) for t in turns}
         with db_session(svc.repo.url) as db:
             corrected = corrected_originals(db, session_id)

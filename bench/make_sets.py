@@ -1,0 +1,133 @@
+"""Build the recognizer's own test sets from synthetic voices, with exact turn times.
+
+Run from the repository root: ``python bench/make_sets.py [OUT_DIR]`` (default ``bench/sets``).
+Needs ``espeak-ng``, ``flite`` and ``sox`` on PATH (Debian: ``apt-get install espeak-ng flite sox``).
+Writes two sets in the format ``bench/asr.py --manifest`` reads (16 kHz mono 16-bit WAVs, paths
+relative to the manifest):
+
+* ``flips/manifest.json`` — pairs of short sentences that differ only by a word that flips the
+  meaning (can/can't, do/don't, will/won't, did/didn't, is/isn't, a number, a time), each in
+  several synthetic voices; every item names its flip word (``"flip_words"``). Scores
+  ``flip_flag_recall``.
+* ``alike/manifest.json`` — a three-person couples dialogue in three espeak-ng voices close in
+  pitch (therapist, client_a, client_b), exact turn times written as the audio is joined
+  (0.5 s of digital silence between turns), ``"speakers": 3``.
+
+Deterministic for a given espeak-ng/flite version; the generated files are not the point, the
+manifest format is: any set in that format can be scored.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import wave
+from pathlib import Path
+
+import numpy as np
+
+RATE = 16000
+
+FLIP_PAIRS = [
+    ("I can do that on Monday.", "I can't do that on Monday.", "can", "can't"),
+    ("I do want to go back to work.", "I don't want to go back to work.", "do", "don't"),
+    ("I will call my sister tonight.", "I won't call my sister tonight.", "will", "won't"),
+    ("I did take the pills this morning.", "I didn't take the pills this morning.", "did", "didn't"),
+    ("It is safe for me at home.", "It isn't safe for me at home.", "is", "isn't"),
+    ("I took two of the tablets.", "I took ten of the tablets.", "two", "ten"),
+    ("I woke up at four again.", "I woke up at five again.", "four", "five"),
+    ("We meet at three on Thursday.", "We meet at nine on Thursday.", "three", "nine"),
+]
+FLIP_VOICES = [("espeak", "en-us"), ("espeak", "en-us+m3"), ("espeak", "en-us+f2"),
+               ("flite", "slt"), ("flite", "rms"), ("flite", "kal16")]
+
+# Three voices close in pitch: one espeak-ng English voice, three variants, pitches 40-50.
+ALIKE_VOICES = {"therapist": ("en-us+m1", 45), "client_a": ("en-us+m3", 50), "client_b": ("en-us+m2", 40)}
+ALIKE_SCRIPT = [
+    ("therapist", "Thank you both for coming in. Last week you each said the evenings were the hardest part."),
+    ("client_a", "They still are. By the time we sit down to eat we are both too tired to talk."),
+    ("client_b", "And when we do talk it turns into a list of chores."),
+    ("therapist", "What would a better evening look like for each of you?"),
+    ("client_b", "Ten quiet minutes together before anything else. No phones."),
+    ("client_a", "I can do that. I would like us to take a walk on Sundays too."),
+    ("therapist", "So ten minutes each evening, and a walk on Sunday. Is that fair to both of you?"),
+    ("client_b", "Yes. I can do that."),
+    ("client_a", "Me too. I will set a reminder."),
+    ("therapist", "Good. Next week we will look at how it went."),
+]
+
+
+def _say(engine: str, voice: str, text: str, out: Path, pitch: int | None = None) -> np.ndarray:
+    raw = out.with_suffix(".raw.wav")
+    if engine == "espeak":
+        cmd = ["espeak-ng", "-v", voice, "-s", "160", "-w", str(raw)]
+        if pitch is not None:
+            cmd += ["-p", str(pitch)]
+        subprocess.run([*cmd, text], check=True)
+    else:
+        subprocess.run(["flite", "-voice", voice, "-t", text, "-o", str(raw)], check=True)
+    subprocess.run(["sox", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(out)], check=True)
+    raw.unlink()
+    with wave.open(str(out)) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+
+
+def _write(path: Path, pcm: np.ndarray) -> None:
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        w.writeframes(pcm.astype("<i2").tobytes())
+
+
+def flips(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    items = []
+    for p, (plain, flipped, word_a, word_b) in enumerate(FLIP_PAIRS):
+        for engine, voice in FLIP_VOICES:
+            for side, (text, word) in enumerate(((plain, word_a), (flipped, word_b))):
+                name = f"flip{p:02d}_{engine}_{voice.replace('+', '-')}_{'ab'[side]}.wav"
+                pcm = _say(engine, voice, text, out / name)
+                pad = np.zeros(RATE // 4, dtype=np.int16)
+                _write(out / name, np.concatenate([pad, pcm, pad]))
+                items.append({"id": name.removesuffix(".wav"), "audio": name, "text": text,
+                              "flip_words": [word], "synthetic": True})
+    (out / "manifest.json").write_text(json.dumps({"items": items}, indent=1))
+
+
+def alike(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    pieces: list[np.ndarray] = []
+    turns: list[dict[str, object]] = []
+    pos = 0
+    gap = np.zeros(RATE // 2, dtype=np.int16)
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (speaker, text) in enumerate(ALIKE_SCRIPT):
+            voice, pitch = ALIKE_VOICES[speaker]
+            pcm = _say("espeak", voice, text, Path(tmp) / f"t{i}.wav", pitch)
+            # espeak pads each utterance with silence: trim it so turn times are the speech's.
+            loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > 200)
+            pcm = pcm[loud[0] : loud[-1] + 1] if loud.size else pcm
+            if pieces:
+                pieces.append(gap)
+                pos += gap.size
+            turns.append({"speaker": speaker, "start_s": pos / RATE, "end_s": (pos + pcm.size) / RATE, "text": text})
+            pieces.append(pcm)
+            pos += pcm.size
+    _write(out / "couples_alike.wav", np.concatenate(pieces))
+    item = {"id": "couples_alike", "audio": "couples_alike.wav", "text": " ".join(text for _, text in ALIKE_SCRIPT),
+            "turns": turns, "speakers": 3, "synthetic": True}
+    (out / "manifest.json").write_text(json.dumps({"items": [item]}, indent=1))
+
+
+def main() -> None:
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "sets"
+    flips(root / "flips")
+    alike(root / "alike")
+    print(json.dumps({"flips": str(root / "flips" / "manifest.json"), "alike": str(root / "alike" / "manifest.json")}))
+
+
+if __name__ == "__main__":
+    main()

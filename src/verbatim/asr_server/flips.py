@@ -1,0 +1,61 @@
+"""Words whose mishearing flips what a sentence means, and when the recognizer doubts them.
+
+A wrong "can't" for "can" reads as fluently as the right word, so a clinician cannot spot it
+from the text; with the audio deleted the doubt mark is their only defence. These words are
+therefore judged by a stricter rule than every other word (`reliability` flags a word under its
+global confidence threshold, 0.25): a word of one of these classes is doubtful when Whisper's
+probability for it is under ``FLIP_DOUBT`` —
+
+- a **negation or its positive twin** (can/can't, do/don't, will/won't, did/didn't, is/isn't,
+  …): the rival reading is offered as the word's alternative;
+- a **number** (digits or number words) or a **time** ("4:30", "pm");
+- a **name** (a capitalised word inside a sentence, other than "I").
+
+The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`).
+"""
+
+from __future__ import annotations
+
+import re
+
+FLIP_DOUBT = 0.9
+"""Whisper word probability under which a meaning-flip word is marked doubtful."""
+MEANING_FLIP = "meaning_flip"
+
+_TWINS = {
+    "can": "can't", "do": "don't", "does": "doesn't", "did": "didn't", "will": "won't", "is": "isn't",
+    "was": "wasn't", "are": "aren't", "were": "weren't", "could": "couldn't", "would": "wouldn't",
+    "should": "shouldn't", "have": "haven't", "has": "hasn't", "had": "hadn't", "must": "mustn't",
+}
+RIVALS: dict[str, str] = {**_TWINS, **{neg: pos for pos, neg in _TWINS.items()}, "cannot": "can", "not": "",
+                          "never": "ever", "ever": "never", "no": "", "none": ""}
+"""A negation's positive twin and back ("" when the rival reading is the word left out)."""
+_NUMBERS_AND_TIMES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "first second third fourth fifth sixth seventh eighth ninth tenth half once twice am pm noon midnight "
+    "o'clock"
+)
+_NUMBER_WORDS = frozenset(_NUMBERS_AND_TIMES.split())
+_DIGITS = re.compile(r"\d")
+
+
+def is_flip_word(text: str, *, sentence_start: bool) -> bool:
+    """Whether ``text`` (one json-v2 word) is a negation, a number, a time or a name."""
+    low = text.lower()
+    if low in RIVALS or low in _NUMBER_WORDS or _DIGITS.search(low):
+        return True
+    return not sentence_start and text[:1].isupper() and low not in ("i", "i'm", "i'll", "i've", "i'd")
+
+
+def rival(text: str) -> str | None:
+    """The other reading of a negation or its twin ("can" → "can't"), keeping a capital; None if none."""
+    other = RIVALS.get(text.lower())
+    if not other:
+        return None
+    return other[:1].upper() + other[1:] if text[:1].isupper() else other
+
+
+def doubtful(text: str, probability: float, *, sentence_start: bool) -> bool:
+    """Whether a word heard with ``probability`` gets the meaning-flip mark."""
+    return probability < FLIP_DOUBT and is_flip_word(text, sentence_start=sentence_start)

@@ -1,0 +1,72 @@
+"""The recognizer's marks travel to the transcript: meaning-flip doubts, speaker doubts, inaudible gaps."""
+
+from __future__ import annotations
+
+from verbatim.asr_server.engine import Word, to_results
+from verbatim.asr_server.scoring import normalise, word_error_rate
+from verbatim.asr_server.windows import Gap
+from verbatim.polish.split import INAUDIBLE as GAP_ROLE
+from verbatim.polish.split import PLACEHOLDER, speaker_roles, split_per_client, unassigned_turns
+from verbatim.recognizer.turns import INAUDIBLE, MEANING_FLIP, NO_SPEAKER, SPEAKER_UNCERTAIN, results_to_turns
+from verbatim.reliability.analysis import analyse
+
+
+def _words(text: str, start: float = 0.0, confidence: float = 0.95) -> list[Word]:
+    return [Word(w, start + i * 0.4, start + i * 0.4 + 0.3, confidence) for i, w in enumerate(text.split())]
+
+
+def test_a_doubtful_negation_is_marked_whatever_the_threshold_and_offers_its_rival() -> None:
+    words = _words("i think i can do that")
+    words[3] = Word("can", words[3].start_s, words[3].end_s, 0.6)  # well above the 0.25 threshold
+    words[4] = Word("do", words[4].start_s, words[4].end_s, 0.97)  # sure: no mark
+    results = to_results(words, ["S1"] * len(words))
+    can = next(r for r in results if r["alternatives"][0]["content"] == "can")
+    assert can["alternatives"][0]["tags"] == [MEANING_FLIP]
+    assert [a["content"] for a in can["alternatives"]] == ["can", "can't"]
+    assert all("tags" not in r["alternatives"][0] for r in results if r is not can)
+    turns = results_to_turns(results)
+    word = next(w for w in turns[0]["words"] if w["content"] == "can")
+    assert word["marks"] == [MEANING_FLIP] and word["alternatives"] == ["can't"]
+    doubts = analyse(turns, None, confidence_threshold=0.25)
+    assert [(d.reason, d.original, d.suggested) for d in doubts] == [("meaning_flip", "can", "can't")]
+
+
+def test_numbers_and_names_heard_with_doubt_are_marked_other_words_are_not() -> None:
+    words = [Word("we", 0.0, 0.2, 0.95), Word("meet", 0.3, 0.5, 0.7), Word("Anna", 0.6, 0.9, 0.7),
+             Word("at", 1.0, 1.1, 0.95), Word("9", 1.2, 1.4, 0.8)]
+    results = to_results(words, ["S1"] * len(words))
+    marked = [r["alternatives"][0]["content"] for r in results if r["alternatives"][0].get("tags")]
+    assert marked == ["Anna", "9"]
+
+
+def test_a_gap_is_its_own_turn_with_no_speaker_and_in_every_clients_record() -> None:
+    words = _words("how have you been", 0.0) + _words("fine thanks", 12.0)
+    results = to_results(words, ["S1"] * 4 + ["S2"] * 2, gaps=[Gap(2.0, 11.5)])
+    assert [r["type"] for r in results].count("gap") == 1
+    turns = results_to_turns(results)
+    assert [t["speaker"] for t in turns] == ["S1", NO_SPEAKER, "S2"]
+    assert turns[1]["text"] == "[inaudible 9.5 s]" and turns[1]["marks"] == [INAUDIBLE]
+    assert turns[0]["text"].endswith(".")  # the sentence before the gap is closed
+    roles = speaker_roles(turns, ["c-1", "c-2"], "S1", None)
+    assert roles[NO_SPEAKER] == GAP_ROLE and NO_SPEAKER not in {t["speaker_label"] for t in
+                                                              unassigned_turns(turns, roles)}
+    records = split_per_client(turns, ["c-1", "c-2"], roles)
+    for client in ("c-1", "c-2"):
+        gap = records[client][1]
+        assert gap["text"] == "[inaudible 9.5 s]" and gap["speaker"] == GAP_ROLE and gap["marks"] == [INAUDIBLE]
+    assert records["c-2"][2]["text"] == PLACEHOLDER or records["c-1"][2]["text"] == PLACEHOLDER
+
+
+def test_a_turn_with_an_uncertain_voice_is_marked_and_suggested_for_review() -> None:
+    words = _words("how was the week", 0.0) + _words("it was long", 3.0) + _words("i see", 6.0)
+    unsure = [False] * 4 + [False, True, True] + [False, False]
+    results = to_results(words, ["S1"] * 4 + ["S2"] * 3 + ["S1"] * 2, unsure=unsure)
+    turns = results_to_turns(results)
+    assert [t.get("marks") for t in turns] == [None, [SPEAKER_UNCERTAIN], None]
+    doubts = [d for d in analyse(turns, None) if d.reason == "speaker_uncertain"]
+    assert [(d.turn_index, d.original, d.suggested) for d in doubts] == [(1, "S2", "S1")]
+
+
+def test_scoring_counts_numbers_as_words() -> None:
+    assert normalise("At 4:30, 10 people; the 3rd") == "at four thirty ten people the third"
+    assert word_error_rate("on a scale from zero to ten", "On a scale from 0 to 10.") == 0.0
