@@ -29,7 +29,10 @@ def test_a_log_line_quoting_a_transcript_is_a_leak_and_ordinary_lines_are_not(tm
     # What uvicorn logged before the engine hid its parameters (issue 24 item 1).
     leaked.write_text("ok\nsqlalchemy.exc.DataError: (psycopg.DataError) PostgreSQL text fields cannot contain NUL "
                       "[parameters: ('Honestly, not great. I fall asleep around one in the morning',)]\n")
-    found = leaks([tmp_path])
-    assert len(found) == 1 and "worker-1.log:2:" in found[0]
-    (tmp_path / "transcript.json").write_text("I fall asleep around one in the morning")  # not a log: not scanned
-    assert len(leaks([tmp_path])) == 1
+    try:
+        found = leaks([tmp_path])
+        assert len(found) == 1 and "worker-1.log:2:" in found[0]
+        (tmp_path / "transcript.json").write_text("I fall asleep around one in the morning")  # not a log: not scanned
+        assert len(leaks([tmp_path])) == 1
+    finally:
+        leaked.unlink()  # the planted leak must not fail the end-of-run scan of pytest's own temporary folders
