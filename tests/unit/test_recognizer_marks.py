@@ -39,6 +39,14 @@ def test_numbers_and_names_heard_with_doubt_are_marked_other_words_are_not() -> 
     assert marked == ["Anna", "9"]
 
 
+def test_a_doubtful_sound_alike_of_a_flip_word_offers_the_word_it_may_hide() -> None:
+    words = [Word("i", 0.0, 0.2, 0.95), Word("woke", 0.3, 0.5, 0.95), Word("at", 0.6, 0.7, 0.95),
+             Word("for", 0.8, 1.0, 0.7)]
+    results = to_results(words, ["S1"] * len(words))
+    assert [a["content"] for a in results[3]["alternatives"]] == ["for", "four"]
+    assert results[3]["alternatives"][0]["tags"] == [MEANING_FLIP]
+
+
 def test_a_gap_is_its_own_turn_with_no_speaker_and_in_every_clients_record() -> None:
     words = _words("how have you been", 0.0) + _words("fine thanks", 12.0)
     results = to_results(words, ["S1"] * 4 + ["S2"] * 2, gaps=[Gap(2.0, 11.5)])

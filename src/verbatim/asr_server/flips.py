@@ -9,6 +9,8 @@ probability for it is under ``FLIP_DOUBT`` —
 - a **negation or its positive twin** (can/can't, do/don't, will/won't, did/didn't, is/isn't,
   …): the rival reading is offered as the word's alternative;
 - a **number** (digits or number words) or a **time** ("4:30", "pm");
+- a **sound-alike** of one of those ("for" / four, "to" / two, "want" / won't): the word it may hide
+  is offered as the alternative;
 - a **name** (a capitalised word inside a sentence, other than "I").
 
 The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`).
@@ -37,20 +39,24 @@ _NUMBERS_AND_TIMES = (
     "o'clock"
 )
 _NUMBER_WORDS = frozenset(_NUMBERS_AND_TIMES.split())
+SOUND_ALIKES: dict[str, str] = {"for": "four", "fore": "four", "to": "two", "too": "two", "won": "one",
+                                "ate": "eight", "want": "won't", "wont": "won't", "cant": "can't", "then": "ten"}
+"""Everyday words that sound like a meaning-flip word, with the reading they may hide (measured on the
+flip set: "five" heard "for", "won't" heard "want to", "two" heard "to")."""
 _DIGITS = re.compile(r"\d")
 
 
 def is_flip_word(text: str, *, sentence_start: bool) -> bool:
     """Whether ``text`` (one json-v2 word) is a negation, a number, a time or a name."""
     low = text.lower()
-    if low in RIVALS or low in _NUMBER_WORDS or _DIGITS.search(low):
+    if low in RIVALS or low in SOUND_ALIKES or low in _NUMBER_WORDS or _DIGITS.search(low):
         return True
     return not sentence_start and text[:1].isupper() and low not in ("i", "i'm", "i'll", "i've", "i'd")
 
 
 def rival(text: str) -> str | None:
     """The other reading of a negation or its twin ("can" → "can't"), keeping a capital; None if none."""
-    other = RIVALS.get(text.lower())
+    other = RIVALS.get(text.lower()) or SOUND_ALIKES.get(text.lower())
     if not other:
         return None
     return other[:1].upper() + other[1:] if text[:1].isupper() else other
