@@ -151,3 +151,14 @@ class WriterError(VerbatimError):
 
 class WriterTransient(WriterError):
     """Raised when the note writer's endpoint times out, rate-limits (429) or fails (5xx); retried on a budget."""
+
+
+class StaffInvalid(VerbatimError):
+    """Raised when a clinic's staff record cannot be changed as asked; ``code`` names why (API: 422).
+
+    Codes: ``unknown_therapist``, ``own_supervisor``, ``supervision_cycle``, ``unknown_time_zone``.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code

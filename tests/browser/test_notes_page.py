@@ -81,23 +81,35 @@ def test_draft_watch_evidence_edit_sign_export(web: Web, alice: str, tmp_path: P
     assert page.get_by_text("⚠ Contradicted by the cited words").first.is_visible()
     assert status_of(web.settings, note_id) == ("draft", 2)
 
+    # Signing asks for a decision on each flagged sentence: nothing is signed by one click.
+    decide = page.locator("fieldset.decide").filter(has_text=CONTRADICTED)
+    expect(decide).to_contain_text("the cited words say otherwise")
+    page.get_by_role("button", name="Sign the note").click()
+    assert status_of(web.settings, note_id) == ("draft", 2)
+    for box in page.get_by_label("Keep as written").all():
+        box.check()
+    web.shot("note-sign-review")
     page.get_by_role("button", name="Sign the note").click()
     page.get_by_role("heading", name="Export").wait_for()
-    assert status_of(web.settings, note_id)[0] == "signed"
+    assert status_of(web.settings, note_id) == ("signed", 3)
+    expect(page.locator("a.sentence", has_text=CONTRADICTED).locator("..")).to_contain_text(
+        "kept as written at signing")
     with page.expect_download() as pdf:
         page.get_by_role("link", name="Download PDF").click()
     assert Path(pdf.value.path()).read_bytes().startswith(b"%PDF")
     with page.expect_download() as fhir:
         page.get_by_role("link", name="Download FHIR (JSON)").click()
     resource = json.loads(Path(fhir.value.path()).read_text())
-    assert resource["resourceType"] == "DocumentReference" and resource["docStatus"] == "final"
+    assert resource["resourceType"] == "Bundle"
+    doc = next(e["resource"] for e in resource["entry"] if e["resource"]["resourceType"] == "DocumentReference")
+    assert doc["docStatus"] == "final"
     assert not axe_violations(web)
     web.shot("note-signed")
 
     page.get_by_label("Reason for the amendment").fill("Corrected the time the client falls asleep.")
     page.get_by_role("button", name="Save amendment").click()
     page.get_by_text("amended").first.wait_for()
-    assert status_of(web.settings, note_id) == ("signed", 3)
+    assert status_of(web.settings, note_id) == ("signed", 4)
 
 
 def test_a_draft_cannot_be_exported(web: Web, alice: str) -> None:

@@ -6,16 +6,25 @@ import difflib
 from typing import Any
 
 
-def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
-    """The note's text: risk flags first, then each section with its sentences (and citations if asked)."""
+def plain_text(body: dict[str, Any], *, citations: bool = False, export: bool = False) -> str:
+    """The note's text: risk flags first, then each section with its sentences (and citations if asked).
+
+    ``export``: the record as it leaves Verbatim — no verifier tags (``[UNSUPPORTED]``), no segment
+    ids; a signed note's sentences were each reviewed (``verbatim.notes.review``).
+    """
     lines: list[str] = []
     risk = body.get("risk")
     if risk is not None:
         lines.append("RISK FLAGS")
+        mentions = risk.get("note_mentions") or []
         if not risk.get("flags"):
-            lines.append("  none found (statements about suicide, self-harm, harm to others, abuse, neglect)")
+            lines.append("  none found in the transcript (statements about suicide, self-harm, harm to others, "
+                         "abuse, neglect)")
         for f in risk.get("flags", []):
             lines.append(f'  [{f["category"]}] {f["speaker"]} at {_clock(f["start_s"])}: "{f["quote"]}"')
+        for m in mentions:
+            said = "denied" if m.get("denied") else "mentioned"
+            lines.append(f'  [{m["category"]}] {said} in the note ({m["section"]}, sentence {m["sentence"] + 1})')
         lines.append("")
     for section in body.get("sections", []):
         lines.append(str(section["name"]).upper())
@@ -23,9 +32,9 @@ def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
         if not sentences:
             lines.append(f'  {section.get("empty", "No evidence for this section in the transcript.")}')
         for s in sentences:
-            flag = "" if s.get("label", "supported") == "supported" else f' [{s["label"].upper()}]'
+            flag = "" if export or s.get("label", "supported") == "supported" else f' [{s["label"].upper()}]'
             lines.append(f"  {s['text']}{flag}")
-            if citations:
+            if citations and not export:
                 for c in s.get("citations", []):
                     when = f'{_clock(c["start_s"])}–{_clock(c["end_s"])}'
                     lines.append(f'      ↳ {c["segment_id"]} {c["speaker"]} {when}')
