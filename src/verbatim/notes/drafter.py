@@ -185,13 +185,13 @@ class OfflineDrafter:
             return {"text": quote, "citations": [unit.citation()], "_order": unit.order}
         if unit.role == CLIENT:
             verb = {"plan": "agreed", "response": "responded", "goal": "stated"}.get(section.kind, "reports")
-            text = f"{n.client} {verb} that {_lower_first(first_to_third(body))}"
+            text = f"{n.client} {verb} that {_lower_first(_pronoun_i(first_to_third(body)))}"
         elif unit.question:
             text = f'{n.clinician} {"suggested" if _PROPOSE.search(body) else "asked"}: "{unit.said or unit.text}"'
         else:
             # The clinician's own statements read in their voice (the clinician writes the note); the
             # client they speak to becomes "the client".
-            text = _capital(clinician_voice(body, n))
+            text = _capital(_pronoun_i(clinician_voice(body, n)))
         return {"text": _end(text), "citations": [unit.citation()], "_order": unit.order, "_quote": quote}
 
     def _denial(self, d: Denial) -> dict[str, Any]:
@@ -366,6 +366,11 @@ def _sub_outside_quotes(pattern: str, repl: str, text: str) -> str:
         last = m.end()
     parts.append(re.sub(pattern, repl, text[last:], flags=re.I))
     return "".join(parts)
+
+
+def _pronoun_i(text: str) -> str:
+    """The pronoun "I" capitalised outside quotes (transcripts are often all lower case)."""
+    return _sub_outside_quotes(r"(?<![\w'])i(?=(?:'[a-z]+)?(?![\w']))", "I", text)
 
 
 def _capital(text: str) -> str:
