@@ -16,7 +16,8 @@ import re
 from verbatim.notes.evidence import Unit
 
 _LEAD = re.compile(
-    r"\b(?:presents?|presenting|(?:is|are|you're|he's|she's|they're) here|here today|here(?= for )|came in|coming in|come in|came to see us|"
+    r"\b(?:presents?|presenting|(?:is|are|you're|he's|she's|they're) here|here today|here(?= for )|"
+    r"came in|coming in|come in|came to see us|"
     r"referred(?: to (?:me|us))?(?: by (?:dr\.? )?\w+(?: \w+)?)?|referral from the \w+|sent you (?:over|in)|"
     r"(?:is|are) being seen|(?:is|are) seen|aside from|other than|except for|told me that you have|"
     r"newly diagnosed|the reason for (?:your|the|today's) visit(?: today)? is|brings? you in (?:today )?(?:is|for))"

@@ -34,11 +34,17 @@ class Denial:
 _TAIL = re.compile(r"(?:\s*,?\s*\b(?:at all|right now|today|lately|recently|currently|though|then|or not|okay)\b)+$",
                    re.I)
 #: a topic naming the speakers or the place is not a symptom ("me touch you down here")
-_NOT_TOPIC_WORD = frozenset("i i'm i've me my you you're we us our here there this that it he she him her".split())
+_NOT_TOPIC_WORD = frozenset((
+    "i", "i'm", "i've", "me", "my", "you", "you're", "we", "us", "our", "here", "there", "this", "that", "it",
+    "he", "she", "him", "her",
+))
 #: "any questions?" is not a review of systems
 _NOT_TOPIC = re.compile(r"^(?:other |more |further )?(?:questions?|concerns?|anything|something|problems?|issues?|"
                         r"comments?)\b", re.I)
-_PLAIN_NO = frozenset("no nope nah not never none really at all i don't haven't didn't have do did sir ma'am".split())
+_PLAIN_NO = frozenset((
+    "no", "nope", "nah", "not", "never", "none", "really", "at", "all", "i", "don't", "haven't", "didn't", "have",
+    "do", "did", "sir", "ma'am",
+))
 
 
 def topic_of(question: str) -> str | None:
