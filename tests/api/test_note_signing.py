@@ -182,3 +182,36 @@ def test_clinic_time_zone_and_how_exports_name_a_clinician(api: Api, settings: S
                             headers=H(admin)).status_code == 422
     assert api.client.patch(f"/v1/clinic/therapists/{uuid.uuid4()}", json={"credentials": "PhD"},
                             headers=H(admin)).status_code == 404
+
+
+def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(settings: Settings) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from verbatim.db.models import Clinic, Therapist
+
+    token_for(settings, "Alice", "North Clinic")
+    token_for(settings, "Carol", "North Clinic")
+    env = dict(os.environ, VERBATIM_DATABASE_URL=settings.database_url or "")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "verbatim.cli", "clinic", *args, "--clinic", "North Clinic"],
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Nobody").returncode == 2
+    assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Alice").returncode == 2
+    done = cli("supervisor", "--trainee", "Alice", "--supervisor", "Carol")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert cli("therapist", "--name", "Carol", "--display-name", "Carol Diaz", "--credentials", "PhD").returncode == 0
+    assert cli("time-zone", "Mars/Olympus").returncode == 2
+    assert cli("time-zone", "Europe/Berlin").returncode == 0
+    with db_session(settings.database_url or "") as db:
+        staff = {t.name: t for t in db.execute(select(Therapist)).scalars()}
+        assert staff["Alice"].supervisor_id == staff["Carol"].id and staff["Alice"].requires_cosign
+        assert (staff["Carol"].display_name, staff["Carol"].credentials) == ("Carol Diaz", "PhD")
+        assert db.execute(select(Clinic.time_zone).where(Clinic.name == "North Clinic")).scalar_one() == \
+            "Europe/Berlin"
+        rows = db.execute(select(AuditEntry.action, AuditEntry.detail).order_by(AuditEntry.id)).all()
+    assert [a for a, _ in rows] == ["therapist_updated", "therapist_updated", "clinic_updated"]
+    assert rows[0][1]["supervisor_id"] == str(staff["Carol"].id) and "Carol" not in str(rows)
