@@ -596,7 +596,7 @@ def clinic_therapist(
         with db_session(database_url) as db:
             clinic_id = _clinic_id(db, clinic)
             therapist_id = staff.therapist_named(db, clinic_id, name)
-            staff.update_therapist(db, clinic_id, therapist_id, **given)  # type: ignore[arg-type]
+            staff.update_therapist(db, clinic_id, therapist_id, **given)
             audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail={
                 "therapist_id": str(therapist_id), "fields": sorted(given), "via": "cli"})
     except StaffInvalid as exc:
