@@ -201,3 +201,43 @@ def test_a_note_whose_transcript_is_gone_shows_its_quote_snapshots(web: Web, ali
     first.click()
     cited = page.locator(f"#ev-{(first.get_attribute('data-cites') or '').split()[0]}")
     expect(cited).to_have_class(re.compile(r"\bcited\b"))
+
+
+def test_only_the_named_supervisor_cosigns_from_the_note_page(web: Web, alice: str) -> None:
+    from verbatim import staff
+    from verbatim.db.models import Therapist
+
+    carol = token_for(web.settings, "Carol", "North Clinic")
+    dave = token_for(web.settings, "Dave", "North Clinic")
+    with db_session(web.settings.database_url or "") as db:
+        ids = {t.name: (t.id, t.clinic_id) for t in db.query(Therapist)}
+        staff.update_therapist(db, ids["Alice"][1], ids["Alice"][0], supervisor_id=ids["Carol"][0])
+    note_id = drafted(web.settings, session_of_alice(web.settings))
+    page = web.page
+    web.sign_in(alice)
+    web.go(f"/app/notes/{note_id}")
+    for box in page.get_by_label("Keep as written").all():
+        box.check()
+    page.get_by_role("button", name="Sign the note").click()
+    page.get_by_text("awaiting co-signature").wait_for()
+    assert page.get_by_text("exported once their supervisor co-signs it").is_visible()
+    assert page.get_by_role("button", name="Co-sign the note").count() == 0
+
+    # Another therapist of the clinic: no note, no button.
+    web.sign_in(dave)
+    assert web.go(f"/app/notes/{note_id}").status == 404
+    assert page.get_by_role("button", name="Co-sign the note").count() == 0
+
+    web.sign_in(carol)
+    answer = web.go(f"/app/notes/{note_id}")
+    assert answer.status == 200, page.content()[:3000]
+    page.get_by_role("heading", name="Subjective").wait_for()
+    assert page.get_by_role("button", name="Sign the note", exact=True).count() == 0
+    assert page.get_by_role("heading", name="Amend").count() == 0
+    web.shot("note-cosign")
+    page.get_by_role("button", name="Co-sign the note").click()
+    page.get_by_text("co-signed").first.wait_for()
+    with db_session(web.settings.database_url or "") as db:
+        note = db.get(Note, note_id)
+        assert note is not None and note.cosigned_by == ids["Carol"][0] and note.cosigned_at is not None
+    assert not axe_violations(web)

@@ -30,7 +30,7 @@ from verbatim.api.sessions import get_transcript
 from verbatim.audit import Actor
 from verbatim.db.engine import db_session
 from verbatim.db.models import Note, NoteTemplate
-from verbatim.errors import NoteRequestInvalid
+from verbatim.errors import NoteRequestInvalid, NotFound
 from verbatim.notes import review
 from verbatim.notes.formats import BUILT_IN
 from verbatim.notes.states import RUNNABLE
@@ -81,10 +81,12 @@ def _evidence(svc: Any, actor: Actor, note: notes_api.NoteOut) -> tuple[list[dic
     """The client's record beside the note, or (when it is gone) why, and the citations' snapshots instead."""
     try:
         transcript = get_transcript(note.session_id, svc, actor.principal, actor)
-    except ApiError as exc:
+    except (ApiError, NotFound) as exc:
+        # Gone under retention, or (for a trainee's supervisor) not theirs to read whole.
         quoted = {c.segment_id: c.model_dump() | {"id": c.segment_id, "text": c.quote}
                   for s in note.sections for x in s.sentences for c in x.citations}
-        return sorted(quoted.values(), key=lambda c: c["start_s"]), exc.detail
+        why = exc.detail if isinstance(exc, ApiError) else "The whole record is its therapist's"
+        return sorted(quoted.values(), key=lambda c: c["start_s"]), why
     record = next((t for t in transcript.transcripts if t.client_id == note.client_id), None)
     return ([s.model_dump() for s in record.segments] if record else []), None
 
