@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import uuid
 
+import pytest
 from sqlalchemy import select
 
 from tests.api.conftest import Api
@@ -184,20 +185,28 @@ def test_clinic_time_zone_and_how_exports_name_a_clinician(api: Api, settings: S
                             headers=H(admin)).status_code == 404
 
 
-def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(settings: Settings) -> None:
-    import os
-    import subprocess
-    import sys
+def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(settings: Settings,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
 
+    from verbatim import cli as verbatim_cli
+    from verbatim.config import get_settings
     from verbatim.db.models import Clinic, Therapist
 
     token_for(settings, "Alice", "North Clinic")
     token_for(settings, "Carol", "North Clinic")
-    env = dict(os.environ, VERBATIM_DATABASE_URL=settings.database_url or "")
+    # The real commands in this process (a subprocess per call is minutes on a loaded machine).
+    monkeypatch.setenv("VERBATIM_DATABASE_URL", settings.database_url or "")
+    get_settings.cache_clear()
+    runner = CliRunner()
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "verbatim.cli", "clinic", *args, "--clinic", "North Clinic"],
-                              env=env, capture_output=True, text=True, timeout=120)
+    class Done:
+        def __init__(self, code: int, out: str):
+            self.returncode, self.stdout, self.stderr = code, out, ""
+
+    def cli(*args: str) -> Done:
+        r = runner.invoke(verbatim_cli.app, ["clinic", *args, "--clinic", "North Clinic"])
+        return Done(r.exit_code, r.output)
 
     assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Nobody").returncode == 2
     assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Alice").returncode == 2
@@ -213,5 +222,6 @@ def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(setting
         assert db.execute(select(Clinic.time_zone).where(Clinic.name == "North Clinic")).scalar_one() == \
             "Europe/Berlin"
         rows = db.execute(select(AuditEntry.action, AuditEntry.detail).order_by(AuditEntry.id)).all()
+    get_settings.cache_clear()
     assert [a for a, _ in rows] == ["therapist_updated", "therapist_updated", "clinic_updated"]
     assert rows[0][1]["supervisor_id"] == str(staff["Carol"].id) and "Carol" not in str(rows)
