@@ -608,6 +608,105 @@ def clinic_ehr_id(
     console.print(f"{kind} {local} → {system}|{value}")
 
 
+def _clinic_id(db: object, clinic: str) -> uuid.UUID:
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session as OrmSession
+
+    from verbatim.db.models import Clinic
+
+    assert isinstance(db, OrmSession)
+    found = db.execute(select(Clinic.id).where(Clinic.name == clinic)).scalar_one_or_none()
+    if found is None:
+        console.print(f"[red]no clinic named {clinic!r}[/red]")
+        raise typer.Exit(2)
+    return found
+
+
+@clinic_app.command("supervisor")
+def clinic_supervisor(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    trainee: Annotated[str, typer.Option(help="The trainee therapist's name")],
+    supervisor: Annotated[str | None, typer.Option(help="The supervising therapist's name")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the trainee's supervisor")] = False,
+) -> None:
+    """Name the therapist who co-signs a trainee's notes (the only one who can). Audited."""
+    from verbatim import audit, staff
+    from verbatim.db.engine import db_session
+    from verbatim.errors import StaffInvalid
+
+    if (supervisor is None) == (not clear):
+        console.print("[red]give --supervisor NAME, or --clear[/red]")
+        raise typer.Exit(2)
+    database_url, _ = _urls()
+    try:
+        with db_session(database_url) as db:
+            clinic_id = _clinic_id(db, clinic)
+            trainee_id = staff.therapist_named(db, clinic_id, trainee)
+            supervisor_id = staff.therapist_named(db, clinic_id, supervisor) if supervisor else None
+            staff.update_therapist(db, clinic_id, trainee_id, supervisor_id=supervisor_id)
+            audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail={
+                "therapist_id": str(trainee_id), "fields": ["supervisor_id"], "via": "cli",
+                "supervisor_id": str(supervisor_id) if supervisor_id else None})
+    except StaffInvalid as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    console.print(f"{trainee}: " + (f"notes co-signed by {supervisor}" if supervisor else "no supervisor"))
+
+
+@clinic_app.command("therapist")
+def clinic_therapist(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    name: Annotated[str, typer.Option(help="The therapist's name in the clinic")],
+    display_name: Annotated[str | None, typer.Option(help='How exports name them, e.g. "Dana Reyes"')] = None,
+    credentials: Annotated[str | None, typer.Option(help='e.g. "LCSW"')] = None,
+) -> None:
+    """Set how exports name a clinician (display name and credentials). Audited."""
+    from verbatim import audit, staff
+    from verbatim.db.engine import db_session
+    from verbatim.errors import StaffInvalid
+
+    given: dict[str, object] = {k: v for k, v in (("display_name", display_name), ("credentials", credentials))
+                                if v is not None}
+    if not given:
+        console.print("[red]give --display-name and/or --credentials[/red]")
+        raise typer.Exit(2)
+    database_url, _ = _urls()
+    try:
+        with db_session(database_url) as db:
+            clinic_id = _clinic_id(db, clinic)
+            therapist_id = staff.therapist_named(db, clinic_id, name)
+            staff.update_therapist(db, clinic_id, therapist_id, **given)
+            audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail={
+                "therapist_id": str(therapist_id), "fields": sorted(given), "via": "cli"})
+    except StaffInvalid as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    console.print(f"{name}: exports name them {display_name or name}" + (f", {credentials}" if credentials else ""))
+
+
+@clinic_app.command("time-zone")
+def clinic_time_zone(
+    clinic: Annotated[str, typer.Option(help="Clinic name")],
+    zone: Annotated[str | None, typer.Argument(help="IANA time zone, e.g. America/Chicago; omit for UTC")] = None,
+) -> None:
+    """Set the time zone exports print the time of service in. Audited."""
+    from verbatim import audit, staff
+    from verbatim.db.engine import db_session
+    from verbatim.errors import StaffInvalid
+
+    database_url, _ = _urls()
+    try:
+        with db_session(database_url) as db:
+            clinic_id = _clinic_id(db, clinic)
+            staff.set_time_zone(db, clinic_id, zone)
+            audit.record_system(db, "clinic_updated", clinic_id=clinic_id,
+                                detail={"fields": ["time_zone"], "time_zone": zone, "via": "cli"})
+    except StaffInvalid as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    console.print(f"{clinic}: times of service in {zone or 'UTC'}")
+
+
 def main() -> None:
     # Everything any Verbatim process creates is its owner's alone (files 0600, folders 0700).
     os.umask(0o077)

@@ -206,3 +206,14 @@ class SignedNotesBlock(VerbatimError):
         super().__init__("this session has a signed note: amend it first (POST /v1/notes/{id}/amend with the reason "
                          f"for the withdrawal), then withdraw; notes: {', '.join(str(n) for n in note_ids)}")
         self.note_ids = list(note_ids)
+
+
+class StaffInvalid(VerbatimError):
+    """Raised when a clinic's staff record cannot be changed as asked; ``code`` names why (API: 422).
+
+    Codes: ``unknown_therapist``, ``own_supervisor``, ``supervision_cycle``, ``unknown_time_zone``.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code

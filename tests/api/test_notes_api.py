@@ -39,6 +39,23 @@ def drafted(api: Api, settings: Settings, token: str, sid: uuid.UUID, **body: ob
     return str(note_id)
 
 
+def document_of(bundle: dict[str, object]) -> dict[str, object]:
+    """The DocumentReference of an exported note's Bundle."""
+    assert bundle["resourceType"] == "Bundle"
+    return next(e["resource"] for e in bundle["entry"]  # type: ignore[attr-defined]
+                if e["resource"]["resourceType"] == "DocumentReference")
+
+
+def sign_all(api: Api, token: str, note_id: str) -> dict[str, object]:
+    """Sign, confirming every flagged sentence the first attempt lists (as a clinician who reviewed each)."""
+    r = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(token))
+    if r.status_code == 409 and r.json()["error"] == "needs_review":
+        keep = [{"section": f["section"], "sentence": f["sentence"]} for f in r.json()["flagged"]]
+        r = api.client.post(f"/v1/notes/{note_id}/sign", json={"confirm": keep}, headers=H(token))
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
 def audit_actions(settings: Settings) -> list[str]:
     with db_session(settings.database_url or "") as db:
         return list(db.execute(select(AuditEntry.action).order_by(AuditEntry.id)).scalars())
@@ -76,20 +93,25 @@ def test_request_draft_read_edit_sign_export(api: Api, settings: Settings, alice
     assert [v["kind"] for v in versions] == ["draft", "edit"]
     assert "+  Client reports that they fall asleep around three" in versions[1]["diff"]
 
-    signed = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice)).json()
+    # The contradicted sentence waits on the clinician's decision before the note signs.
+    asked = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    assert asked.status_code == 409 and asked.json()["error"] == "needs_review"
+    assert {"section": "Subjective", "sentence": 0, "reason": "contradicted"} in asked.json()["flagged"]
+    decision = {"confirm": [{"section": f["section"], "sentence": f["sentence"]} for f in asked.json()["flagged"]]}
+    signed = api.client.post(f"/v1/notes/{note_id}/sign", json=decision, headers=H(alice)).json()
     assert signed["status"] == "signed" and signed["signed_at"] and signed["signed_by"]
     assert api.client.put(f"/v1/notes/{note_id}", json={"sections": sections}, headers=H(alice)).status_code == 409
     assert api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice)).status_code == 409
 
-    fhir = api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()
+    fhir = document_of(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
     doc = DocumentReference.model_validate(fhir)
     assert doc.docStatus == "final" and doc.type.coding[0].code == "34904-3"
     assert doc.category[0].coding[0].code == "clinical-note"
     assert doc.subject.identifier.value == "client" and doc.author[0].type == "Practitioner"
     kinds = [c.attachment.contentType for c in doc.content]
-    assert kinds[0].startswith("text/plain") and kinds[1] == "application/pdf"
-    assert base64.b64decode(fhir["content"][1]["attachment"]["data"]).startswith(b"%PDF")
-    assert "fall asleep around three" in base64.b64decode(fhir["content"][0]["attachment"]["data"]).decode()
+    assert kinds[1].startswith("text/plain") and kinds[0] == "application/pdf"
+    assert base64.b64decode(fhir["content"][0]["attachment"]["data"]).startswith(b"%PDF")
+    assert "fall asleep around three" in base64.b64decode(fhir["content"][1]["attachment"]["data"]).decode()
     pdf = api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice))
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
 
@@ -99,9 +121,9 @@ def test_request_draft_read_edit_sign_export(api: Api, settings: Settings, alice
     sections[0]["sentences"][0] = "Client reports that they fall asleep around one in the morning."
     amended = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections,
                                                                   "reason": "corrected the time"}, headers=H(alice))
-    assert amended.status_code == 200 and amended.json()["amended"] is True and amended.json()["version"] == 3
-    assert DocumentReference.model_validate(
-        api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()).docStatus == "amended"
+    assert amended.status_code == 200 and amended.json()["amended"] is True and amended.json()["version"] == 4
+    assert DocumentReference.model_validate(document_of(
+        api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())).docStatus == "amended"
     actions = audit_actions(settings)
     for action in ("note_requested", "note_read", "note_edited", "note_signed", "note_amended", "note_exported"):
         assert action in actions
@@ -159,10 +181,14 @@ def test_a_trainees_note_needs_a_cosignature_before_export(api: Api, settings: S
     with db_session(settings.database_url or "") as db:
         db.execute(update(Therapist).where(Therapist.name == "Alice").values(requires_cosign=True))
     note_id = drafted(api, settings, alice, sid)
-    api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    sign_all(api, alice, note_id)
     assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()["error"] == "awaiting_cosign"
     assert api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(alice)).status_code == 409
     carol = token_for(settings, "Carol", "North Clinic")
+    admin = token_for(settings, "", "North Clinic", scope="clinic_admin")
+    staff = {t["name"]: t["id"] for t in api.client.get("/v1/clinic/therapists", headers=H(admin)).json()}
+    assert api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}", json={"supervisor_id": staff["Carol"]},
+                            headers=H(admin)).status_code == 200
     done = api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(carol)).json()
     assert done["cosigned_by"] and done["cosigned_at"]
     assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).status_code == 200
@@ -205,7 +231,7 @@ def test_a_signed_note_outlives_the_transcript_and_a_withdrawal_needs_an_amendme
     sid = ready_session(settings, COUPLE, therapist="Alice", clinic="North Clinic")
     signed = drafted(api, settings, alice, sid, client_id="alex")
     draft_only = drafted(api, settings, alice, sid, client_id="sam")
-    api.client.post(f"/v1/notes/{signed}/sign", headers=H(alice))
+    sign_all(api, alice, signed)
 
     # The right-of-access PDF: alex's record and signed note, none of sam's words.
     pdf = api.client.get(f"/v1/sessions/{sid}/clients/alex/record.pdf", headers=H(alice))
@@ -249,15 +275,17 @@ def test_fhir_subject_and_author_use_the_clinics_ehr_mapping(api: Api, settings:
 
     sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
     note_id = drafted(api, settings, alice, sid)
-    api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
-    plain = DocumentReference.model_validate(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
+    sign_all(api, alice, note_id)
+    plain = DocumentReference.model_validate(document_of(api.client.get(f"/v1/notes/{note_id}/fhir",
+                                                                       headers=H(alice)).json()))
     assert plain.subject.identifier.value == "client" and ":client" in plain.subject.identifier.system
     with db_session(settings.database_url or "") as db:
         note = db.get(Note, uuid.UUID(note_id))
         assert note is not None
         db.execute(insert(EhrIdentifier).values(clinic_id=note.clinic_id, kind="client", local_id="client",
                                                 system="https://ehr.example/mrn", value="MRN-0042"))
-    mapped = DocumentReference.model_validate(api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json())
+    mapped = DocumentReference.model_validate(document_of(api.client.get(f"/v1/notes/{note_id}/fhir",
+                                                                       headers=H(alice)).json()))
     assert (mapped.subject.identifier.system, mapped.subject.identifier.value) == ("https://ehr.example/mrn",
                                                                                    "MRN-0042")
 

@@ -81,23 +81,35 @@ def test_draft_watch_evidence_edit_sign_export(web: Web, alice: str, tmp_path: P
     assert page.get_by_text("⚠ Contradicted by the cited words").first.is_visible()
     assert status_of(web.settings, note_id) == ("draft", 2)
 
+    # Signing asks for a decision on each flagged sentence: nothing is signed by one click.
+    decide = page.locator("fieldset.decide").filter(has_text=CONTRADICTED)
+    expect(decide).to_contain_text("the cited words say otherwise")
+    page.get_by_role("button", name="Sign the note").click()
+    assert status_of(web.settings, note_id) == ("draft", 2)
+    for box in page.get_by_label("Keep as written").all():
+        box.check()
+    web.shot("note-sign-review")
     page.get_by_role("button", name="Sign the note").click()
     page.get_by_role("heading", name="Export").wait_for()
-    assert status_of(web.settings, note_id)[0] == "signed"
+    assert status_of(web.settings, note_id) == ("signed", 3)
+    expect(page.locator("a.sentence", has_text=CONTRADICTED).locator("..")).to_contain_text(
+        "kept as written at signing")
     with page.expect_download() as pdf:
         page.get_by_role("link", name="Download PDF").click()
     assert Path(pdf.value.path()).read_bytes().startswith(b"%PDF")
     with page.expect_download() as fhir:
         page.get_by_role("link", name="Download FHIR (JSON)").click()
     resource = json.loads(Path(fhir.value.path()).read_text())
-    assert resource["resourceType"] == "DocumentReference" and resource["docStatus"] == "final"
+    assert resource["resourceType"] == "Bundle"
+    doc = next(e["resource"] for e in resource["entry"] if e["resource"]["resourceType"] == "DocumentReference")
+    assert doc["docStatus"] == "final"
     assert not axe_violations(web)
     web.shot("note-signed")
 
     page.get_by_label("Reason for the amendment").fill("Corrected the time the client falls asleep.")
     page.get_by_role("button", name="Save amendment").click()
     page.get_by_text("amended").first.wait_for()
-    assert status_of(web.settings, note_id) == ("signed", 3)
+    assert status_of(web.settings, note_id) == ("signed", 4)
 
 
 def test_a_draft_cannot_be_exported(web: Web, alice: str) -> None:
@@ -189,3 +201,43 @@ def test_a_note_whose_transcript_is_gone_shows_its_quote_snapshots(web: Web, ali
     first.click()
     cited = page.locator(f"#ev-{(first.get_attribute('data-cites') or '').split()[0]}")
     expect(cited).to_have_class(re.compile(r"\bcited\b"))
+
+
+def test_only_the_named_supervisor_cosigns_from_the_note_page(web: Web, alice: str) -> None:
+    from verbatim import staff
+    from verbatim.db.models import Therapist
+
+    carol = token_for(web.settings, "Carol", "North Clinic")
+    dave = token_for(web.settings, "Dave", "North Clinic")
+    with db_session(web.settings.database_url or "") as db:
+        ids = {t.name: (t.id, t.clinic_id) for t in db.query(Therapist)}
+        staff.update_therapist(db, ids["Alice"][1], ids["Alice"][0], supervisor_id=ids["Carol"][0])
+    note_id = drafted(web.settings, session_of_alice(web.settings))
+    page = web.page
+    web.sign_in(alice)
+    web.go(f"/app/notes/{note_id}")
+    for box in page.get_by_label("Keep as written").all():
+        box.check()
+    page.get_by_role("button", name="Sign the note").click()
+    page.get_by_text("awaiting co-signature").wait_for()
+    assert page.get_by_text("exported once their supervisor co-signs it").is_visible()
+    assert page.get_by_role("button", name="Co-sign the note").count() == 0
+
+    # Another therapist of the clinic: no note, no button.
+    web.sign_in(dave)
+    assert web.go(f"/app/notes/{note_id}").status == 404
+    assert page.get_by_role("button", name="Co-sign the note").count() == 0
+
+    web.sign_in(carol)
+    answer = web.go(f"/app/notes/{note_id}")
+    assert answer.status == 200, page.content()[:3000]
+    page.get_by_role("heading", name="Subjective").wait_for()
+    assert page.get_by_role("button", name="Sign the note", exact=True).count() == 0
+    assert page.get_by_role("heading", name="Amend").count() == 0
+    web.shot("note-cosign")
+    page.get_by_role("button", name="Co-sign the note").click()
+    page.get_by_text("co-signed").first.wait_for()
+    with db_session(web.settings.database_url or "") as db:
+        note = db.get(Note, note_id)
+        assert note is not None and note.cosigned_by == ids["Carol"][0] and note.cosigned_at is not None
+    assert not axe_violations(web)

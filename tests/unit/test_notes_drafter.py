@@ -108,3 +108,106 @@ def test_drafting_is_deterministic_section_by_section() -> None:
     sections = sections_of("birp")
     whole = OfflineDrafter().draft(sections, items)
     assert [OfflineDrafter().section(sections, i, items) for i in range(len(sections))] == whole
+
+
+# --- the offline draft reads as a note (issue 23, item 3) ---------------------------------
+ACI = Path("/work/shared/data/notes/aci-bench/valid.json")
+
+
+def _dialogue(*turns: tuple[str, str]) -> list[dict[str, object]]:
+    return [{"id": f"seg-{n}", "speaker": who, "start_s": 5.0 * n, "end_s": 5.0 * n + 4.0, "text": said}
+            for n, (who, said) in enumerate(turns)]
+
+
+def _aci_note(*turns: tuple[str, str]) -> dict[str, list[str]]:
+    from verbatim.notes.drafter import Names
+
+    note = OfflineDrafter(Names("Doctor", "Patient"), per_section=8).draft(
+        sections_of("aci"), units(_dialogue(*turns), "patient"))
+    return {s["name"]: [x["text"] for x in s["sentences"]] for s in note}
+
+
+def test_a_denial_only_from_a_plain_no_to_a_symptom_question() -> None:
+    note = _aci_note(
+        ("therapist", "Any new symptoms?"),
+        ("patient", "No, not really, but I'm still getting some chest pains."),
+        ("therapist", "Do you have any questions?"),
+        ("patient", "No."),
+        ("therapist", "Have you had any fevers or chills?"),
+        ("patient", "No."),
+    )
+    texts = [t for ts in note.values() for t in ts]
+    assert "Patient denies fevers or chills when asked." in texts
+    assert not any("denies new symptoms" in t or "denies questions" in t for t in texts)
+
+
+def test_orders_and_voice_commands_are_plan_and_the_reason_for_the_visit_is_found() -> None:
+    note = _aci_note(
+        ("therapist", "Mr. Lee is a 40 year old male who presents today with an upper respiratory infection."),
+        ("patient", "I have been coughing for about a week and my throat is sore."),
+        ("therapist", "Hey dragon, show me the chest x-ray."),
+        ("therapist", "Order a hemoglobin a1c."),
+        ("therapist", "On your lung exam I hear some wheezing."),
+    )
+    assert note["CHIEF COMPLAINT"] == ["Upper respiratory infection."]
+    plan = " ".join(note["ASSESSMENT AND PLAN"])
+    assert "hemoglobin a1c" in plan and '"Hey dragon, show me the chest x-ray."' in plan
+    elsewhere = " ".join(t for name, ts in note.items() if name != "ASSESSMENT AND PLAN" for t in ts)
+    assert "a1c" not in elsewhere and "dragon" not in elsewhere
+
+
+def test_a_sentence_that_does_not_rewrite_cleanly_is_quoted_as_said_and_quotes_keep_their_words() -> None:
+    note = _aci_note(
+        ("therapist", "How have you been sleeping?"),
+        ("patient", "Yeah, that's fair, I was just, I was tired all week and I kept waking up at night."),
+        ("patient", 'My wife told me "you never sleep anymore" and I feel exhausted every single morning.'),
+        ("patient", "I get this ache in my back when I'm ex- exerting myself at the gym."),
+    )
+    texts = [t for ts in note.values() for t in ts]
+    assert not any("reports that that's" in t or "reports that yeah" in t.lower() for t in texts)
+    assert any(t.startswith('Patient said: "Yeah, that\'s fair') for t in texts)
+    assert any('"you never sleep anymore"' in t for t in texts)  # the quote inside is not rewritten
+    assert any(t.startswith('Patient said: "I get this ache') for t in texts)
+
+
+def test_other_participants_and_inaudible_gaps_are_never_the_patients_words() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.notes import segments
+
+    src = ("[doctor] how is the pain in your knee ?\n[patient_guest] he has been crying at night about it .\n"
+           "[patient] it hurts every morning when i walk to the car . i feel [inaudible] the stairs .")
+    segs = segments(src)
+    assert [s["speaker"] for s in segs] == ["therapist", "other participant", "patient"]
+    items = units(segs, "patient")
+    assert all("crying" not in u.text and "inaudible" not in u.text for u in items)
+    note = OfflineDrafter().draft(sections_of("aci"), items)
+    body = json.dumps(note)
+    assert "crying" not in body and "inaudible" not in body
+    # The sentence with the gap is left out; the citation of its segment marks the gap as "…".
+    assert not any("stairs" in x["text"] for s in note for x in s["sentences"])
+    assert flags(items)["status"] == NONE_FOUND
+
+
+def test_on_aci_bench_no_sentence_is_contradicted_and_the_complaint_is_found() -> None:
+    import pytest
+
+    if not ACI.exists():
+        pytest.skip("aci-bench valid.json is not on this machine")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from bench.notes import segments
+    from verbatim.notes.drafter import Names
+
+    drafter = OfflineDrafter(Names("Doctor", "Patient"), per_section=8)
+    data = json.loads(ACI.read_text())["data"]
+    filled = 0
+    for item in data:
+        note = drafter.draft(sections_of("aci"), units(segments(item["src"]), "patient"))
+        labels = [x["label"] for s in note for x in s["sentences"]]
+        assert verifier.CONTRADICTED not in labels
+        assert all(x["citations"] for s in note for x in s["sentences"])
+        filled += bool(note[0]["sentences"])
+    assert filled / len(data) >= 0.75

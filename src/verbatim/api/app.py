@@ -19,6 +19,7 @@ from verbatim.api.audit_log import router as audit_router
 from verbatim.api.body_gate import BodyGate
 from verbatim.api.break_glass import router as break_glass_router
 from verbatim.api.callbacks import router as callbacks_router
+from verbatim.api.clinic_staff import router as clinic_staff_router
 from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.guessing import Guessing
@@ -95,6 +96,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(break_glass_router)
     app.include_router(callbacks_router)
     app.include_router(notes_router)
+    app.include_router(clinic_staff_router)
     app.include_router(segments_router)
     web.install(app, settings)
 

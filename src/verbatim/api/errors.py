@@ -48,15 +48,19 @@ from verbatim.errors import (
 class ApiError(Exception):
     """Raised by API code to answer ``status`` with an error code a client can act on.
 
-    ``headers`` are added to the error response (e.g. ``Tus-Resumable`` on tus endpoints).
+    ``headers`` are added to the error response (e.g. ``Tus-Resumable`` on tus endpoints);
+    ``extra``: more keys of the body a client acts on (never patient words), e.g. the flagged
+    sentences a signature waits on.
     """
 
-    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None):
+    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None,
+                 extra: dict[str, object] | None = None):
         super().__init__(detail)
         self.status = status
         self.code = code
         self.detail = detail
         self.headers = headers
+        self.extra = extra or {}
 
 
 log = structlog.get_logger("verbatim.api")
@@ -106,7 +110,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(_body(exc.code, exc.detail), exc.status, headers=exc.headers)
+        return JSONResponse({**exc.extra, **_body(exc.code, exc.detail)}, exc.status, headers=exc.headers)
 
     async def fault(request: Request, exc: Exception) -> JSONResponse:
         answer = fault_answer(exc)

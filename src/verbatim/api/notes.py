@@ -2,7 +2,9 @@
 
 Only the session's own therapist requests, edits and signs a note (404 for anyone else, as for
 sessions); a colleague of the same clinic with an open break-glass grant on the session may read
-it (audited as such); a trainee's signed note is co-signed by another therapist of the clinic.
+it (audited as such); a trainee's signed note is read and co-signed by the trainee's named supervisor
+only (``therapists.supervisor_id``, set by the clinic admin). Signing asks for a decision on each
+sentence the verifier doubts (``may_sign``).
 Drafts are never exported: FHIR and PDF exports are of signed notes only. Every read, edit, sign
 and export writes its audit row in the transaction that reads or changes the note.
 """
@@ -25,12 +27,25 @@ from verbatim.api.deps import ActorDep, PrincipalDep, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
-from verbatim.db.models import Clinic, EhrIdentifier, Note, NoteBatch, NoteTemplate, NoteVersion, Session
+from verbatim.db.models import (
+    Clinic,
+    EhrIdentifier,
+    Note,
+    NoteBatch,
+    NoteTemplate,
+    NoteVersion,
+    Session,
+    Therapist,
+)
 from verbatim.errors import NotFound
 from verbatim.free_text import FREE_TEXT, ONE_LINE, REASON
+from verbatim.notes import review
 from verbatim.notes.drafter import judge
-from verbatim.notes.fhir import document_reference
-from verbatim.notes.pdf import document
+from verbatim.notes.fhir import bundle
+from verbatim.notes.formats import BUILT_IN
+from verbatim.notes.note_risk import recheck
+from verbatim.notes.pdf import document, signed_note
+from verbatim.notes.record import Change, Party, SignedRecord, changed_lines
 from verbatim.notes.render import plain_text
 from verbatim.notes.repo import NoteRepo
 from verbatim.notes.service import Requested, request_note
@@ -76,6 +91,8 @@ class Sentence(BaseModel):
     support: float | None = None
     #: confirmed against a newer record and its evidence now belongs to another participant (quotes removed)
     record_moved: bool = False
+    #: kept as written by the clinician despite the flag, at signing: ``{"by": therapist id, "at": time}``
+    confirmed: dict[str, str] | None = None
 
 
 class SectionOut(BaseModel):
@@ -126,6 +143,23 @@ class NoteEdit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     sections: list[SectionEdit] = Field(min_length=1, max_length=30)
+
+
+class SentenceRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    section: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    sentence: int = Field(ge=0, le=1000, description="0-based index of the sentence in its section")
+
+
+class SignRequest(BaseModel):
+    """The clinician's decision on each flagged sentence (unsupported, contradicted or uncited)."""
+
+    model_config = ConfigDict(extra="forbid")
+    confirm: list[SentenceRef] = Field(default_factory=list, max_length=500,
+                                       description="Flagged sentences kept as written")
+    remove: list[SentenceRef] = Field(default_factory=list, max_length=500,
+                                      description="Flagged sentences removed before signing")
+    version: int | None = Field(None, ge=1, description="The version reviewed; 409 version_moved if not current")
 
 
 class Amendment(NoteEdit):
@@ -229,7 +263,8 @@ def _edited_body(db: OrmSession, repo: NoteRepo, note: Note, edit: NoteEdit) -> 
         if not sentences:
             out["empty"] = "No evidence for this section in the transcript."
         sections.append(out)
-    return {"sections": sections, "risk": before.get("risk")}
+    # The risk check runs again over the edited text: words about risk the clinician adds are listed.
+    return {"sections": sections, "risk": recheck(before.get("risk"), sections)}
 
 
 def _readable(db: OrmSession, svc: Any, who: Principal, note_id: uuid.UUID) -> tuple[Note, str]:
@@ -241,7 +276,12 @@ def _readable(db: OrmSession, svc: Any, who: Principal, note_id: uuid.UUID) -> t
         except NotFound:
             pass
     note = db.get(Note, note_id)
-    if note is None or note.clinic_id != who.clinic_id or not active_grant(svc.repo.url, who, note.session_id):
+    if note is None or note.clinic_id != who.clinic_id:
+        raise NotFound(f"note {note_id} does not exist")
+    # The named supervisor reads a trainee's note once it is signed (to co-sign it), and only then.
+    if note.requires_cosign and note.status == NoteStatus.SIGNED.value and _supervises(db, who, note):
+        return note, "note_read_supervisor"
+    if not active_grant(svc.repo.url, who, note.session_id):
         raise NotFound(f"note {note_id} does not exist")
     return note, "note_read_break_glass"
 
@@ -311,30 +351,67 @@ def _lock_session_of(db: OrmSession, note_id: uuid.UUID) -> None:
         raise NotFound(f"note {note_id} does not exist")
 
 
-def refuse_unsignable(db: OrmSession, note: Note) -> None:
-    """Every check a signature must pass beyond the note's status: one place, in the signing transaction."""
+def may_sign(db: OrmSession, repo: NoteRepo, note: Note, decision: SignRequest, signer: uuid.UUID
+             ) -> dict[str, Any] | None:
+    """Whether ``note`` may be signed now: the one place every signature's preconditions are checked.
+
+    Returns the body to keep as a ``review`` version before signing (the flagged sentences removed
+    or confirmed, with who confirmed them), or None when the current version is signed as it is.
+    Raises ApiError 409 ``not_signable`` (not a draft), ``stale_note`` (drafted from an older version of
+    the record: redraft, or confirm it against the current one), ``version_moved`` (the reviewed version is
+    not the current one), ``needs_review`` (flagged sentences left undecided: listed in ``flagged``
+    by section, index and reason, never their words); 422 ``not_flagged`` for a decision on a
+    sentence that is not flagged.
+    """
+    if note.status != NoteStatus.DRAFT.value:
+        raise ApiError(409, "not_signable", f"a note is signed once drafted and only once (it is {note.status})")
     if is_stale(db, note):
         raise ApiError(409, "stale_note",
                        f"this draft was written from version {note.transcript_version} of the transcript, which has "
                        f"changed since (now version {record_version(db, note)}): request a new draft, or confirm this "
                        "one against the current transcript (POST /v1/notes/{id}/confirm-record), then sign")
+    if decision.version is not None and decision.version != note.version:
+        raise ApiError(409, "version_moved", f"you reviewed version {decision.version}; the note is now at "
+                       f"version {note.version}: review it again")
+    body = repo.current_body(db, note)
+    confirm = {(r.section, r.sentence) for r in decision.confirm}
+    remove = {(r.section, r.sentence) for r in decision.remove}
+    left = [f for f in review.flagged(body) if (f.section, f.sentence) not in confirm | remove]
+    if left:
+        raise ApiError(409, "needs_review", f"{len(left)} sentence(s) the verifier could not confirm from the "
+                       "record (unsupported, contradicted or uncited): remove or confirm each, then sign",
+                       extra={"flagged": [f.to_dict() for f in left], "version": note.version})
+    if not confirm and not remove:
+        return None
+    try:
+        return review.apply(body, confirm, remove, signer, datetime.now(UTC))
+    except review.ReviewInvalid as exc:
+        raise ApiError(422, "not_flagged", str(exc)) from None
 
 
 @router.post("/v1/notes/{note_id}/sign", response_model=NoteOut)
-def sign(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> NoteOut:
+def sign(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep,
+         decision: SignRequest | None = None) -> NoteOut:
     """Sign (lock) a drafted note as its therapist: signer and time recorded; the retention clock starts.
 
-    409 ``stale_note`` when the draft's record has changed since it was written."""
+    A note with flagged sentences is signed only once each is removed or confirmed (``decision``;
+    see ``may_sign``); the decisions are kept as a ``review`` version, the one signed.
+    """
+    signer = _therapist(who)
     repo = NoteRepo(svc.repo.url)
     with db_session(svc.repo.url) as db:
         _lock_session_of(db, note_id)
-        note = repo.get(db, note_id, _therapist(who))
-        if note.status == NoteStatus.DRAFT.value:
-            refuse_unsignable(db, note)
+        note = repo.get(db, note_id, signer)
+        reviewed = may_sign(db, repo, note, decision or SignRequest(version=None), signer)
+        detail: dict[str, Any] = {"note_id": str(note_id)}
+        if reviewed is not None:
+            repo.add_version(db, note, reviewed, "review", signer)
+            detail |= {"confirmed": len(decision.confirm) if decision else 0,
+                       "removed": len(decision.remove) if decision else 0}
         days = db.execute(select(Clinic.note_retention_days).where(Clinic.id == note.clinic_id)).scalar_one()
         keep = timedelta(days=days or svc.settings.note_retention_days)
-        repo.sign(note, _therapist(who), cosign=False, retain_until=datetime.now(UTC) + keep)
-        audit.record(db, actor, "note_signed", note.session_id, {"note_id": str(note_id), "version": note.version})
+        repo.sign(note, signer, cosign=False, retain_until=datetime.now(UTC) + keep)
+        audit.record(db, actor, "note_signed", note.session_id, {**detail, "version": note.version})
         db.flush()
         db.refresh(note)
         return _out(db, repo, note)
@@ -364,18 +441,30 @@ def confirm_against_record(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalD
         return _out(db, repo, note)
 
 
+def _supervises(db: OrmSession, who: Principal, note: Note) -> bool:
+    """Whether the caller is the named supervisor of the note's therapist (set by the clinic admin)."""
+    if who.scope != "therapist" or who.therapist_id is None or note.clinic_id != who.clinic_id:
+        return False
+    named = db.execute(select(Therapist.supervisor_id).where(Therapist.id == note.therapist_id)).scalar_one()
+    return named is not None and named == who.therapist_id
+
+
 @router.post("/v1/notes/{note_id}/cosign", response_model=NoteOut)
 def cosign(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> NoteOut:
-    """A supervisor (another therapist of the clinic) co-signs a trainee's signed note."""
+    """The trainee's named supervisor co-signs the trainee's signed note (404 for anyone else).
+
+    409 ``own_note`` for the trainee; ``illegal_transition`` when the note is not a signed trainee
+    note awaiting its co-signature.
+    """
     supervisor = _therapist(who)
     repo = NoteRepo(svc.repo.url)
     with db_session(svc.repo.url) as db:
         note = db.execute(select(Note).where(Note.id == note_id, Note.clinic_id == who.clinic_id).with_for_update()
                           ).scalar_one_or_none()
-        if note is None:
-            raise NotFound(f"note {note_id} does not exist")
-        if note.therapist_id == supervisor:
+        if note is not None and note.therapist_id == supervisor:
             raise ApiError(409, "own_note", "a trainee cannot co-sign their own note")
+        if note is None or not _supervises(db, who, note):
+            raise NotFound(f"note {note_id} does not exist")
         repo.sign(note, supervisor, cosign=True, retain_until=None)
         audit.record(db, actor, "note_cosigned", note.session_id, {"note_id": str(note_id)})
         db.flush()
@@ -398,54 +487,72 @@ def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalD
         return _out(db, repo, note)
 
 
-def _exportable(db: OrmSession, svc: Any, who: Principal, note_id: uuid.UUID) -> tuple[Note, dict[str, Any], bool]:
+def _exportable(db: OrmSession, svc: Any, who: Principal, note_id: uuid.UUID) -> tuple[Note, SignedRecord]:
     repo = NoteRepo(svc.repo.url)
     note = repo.get(db, note_id, _therapist(who))
     if note.status != NoteStatus.SIGNED.value:
         raise ApiError(409, "not_signed", "drafts are never exported: sign the note first")
     if note.requires_cosign and note.cosigned_at is None:
         raise ApiError(409, "awaiting_cosign", "a trainee's note is exported once its supervisor co-signs it")
-    amended = db.execute(select(NoteVersion.id).where(NoteVersion.note_id == note.id,
-                                                      NoteVersion.kind == "amendment")).first() is not None
-    return note, repo.current_body(db, note), amended
+    return note, signed_record(db, repo, note)
 
 
-def note_pdf(note: Note, body: dict[str, Any], amended: bool) -> bytes:
-    """The PDF of a signed note (header: client, session, signer, status)."""
-    status = "amended" if amended else "final"
-    header = [f"Client: {note.client_id}    Session: {note.session_id}", f"Format: {note.format}    Status: {status}",
-              f"Signed by {note.signed_by} at {note.signed_at:%Y-%m-%d %H:%M} UTC" if note.signed_at else "",
-              f"Drafted by {note.writer} from transcript version {note.transcript_version}"]
-    return document("Clinical note", header, plain_text(body, citations=True))
+def signed_record(db: OrmSession, repo: NoteRepo, note: Note) -> SignedRecord:
+    """The facts both exports of a signed note print (``verbatim.notes.record``)."""
+    assert note.signed_at is not None
+    clinic = db.execute(select(Clinic.name, Clinic.time_zone).where(Clinic.id == note.clinic_id)).one()
+    session = db.execute(select(Session.recorded_at, Session.audio_duration_s, Session.session_type)
+                         .where(Session.id == note.session_id)).one()
+    changes = list(db.execute(select(NoteVersion).where(NoteVersion.note_id == note.id,
+                                                        NoteVersion.kind == "amendment")
+                              .order_by(NoteVersion.version)).scalars())
+    ids = {note.therapist_id, *(x for x in [note.cosigned_by, *(c.author_id for c in changes)] if x)}
+    staff = {t.id: t for t in db.execute(select(Therapist).where(Therapist.id.in_(ids))).scalars()}
+    local = [note.client_id, *(str(i) for i in ids)]
+    mapped = {(r.kind, r.local_id): (r.system, r.value) for r in db.execute(
+        select(EhrIdentifier).where(EhrIdentifier.clinic_id == note.clinic_id, EhrIdentifier.local_id.in_(local))
+    ).scalars()}
+    ns = f"urn:verbatim:clinic:{note.clinic_id}"
+
+    def party(therapist_id: uuid.UUID) -> Party:
+        t = staff[therapist_id]
+        system, value = mapped.get(("practitioner", str(t.id)), (f"{ns}:practitioner", str(t.id)))
+        return Party(t.display_name or t.name, system, value, t.credentials)
+
+    ehr = mapped.get(("client", note.client_id))
+    system, value = ehr or (f"{ns}:client", note.client_id)
+    template = None if note.format in BUILT_IN else db.execute(
+        select(NoteTemplate.name).where(NoteTemplate.id == note.template_id)).scalar_one_or_none()
+    return SignedRecord(
+        note_id=str(note.id), version=note.version, format_name=template or note.format.upper(),
+        clinic=clinic.name, time_zone=clinic.time_zone or "UTC", clinician=party(note.therapist_id),
+        client=Party(note.client_id, system, value), ehr_client=ehr is not None,
+        session_start=session.recorded_at, duration_s=float(session.audio_duration_s),
+        session_type=session.session_type, signed_at=note.signed_at, body=repo.current_body(db, note),
+        cosigner=party(note.cosigned_by) if note.cosigned_by else None, cosigned_at=note.cosigned_at,
+        amendments=[Change(c.version, c.created_at, c.reason or "", party(c.author_id or note.therapist_id),
+                           *changed_lines(c.diff)) for c in changes])
 
 
 @router.get("/v1/notes/{note_id}/fhir")
 def export_fhir(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> dict[str, Any]:
-    """The signed note as a FHIR R4 DocumentReference (text/plain and PDF attachments). 409 for a draft."""
+    """The signed note as a FHIR R4 Bundle: its DocumentReference (PDF and text) and the Provenance of
+    its signature(s) (``verbatim.notes.fhir``). 409 for a draft or a trainee's note not yet co-signed."""
     with db_session(svc.repo.url) as db:
-        note, body, amended = _exportable(db, svc, who, note_id)
-        recorded = db.execute(select(Session.recorded_at).where(Session.id == note.session_id)).scalar_one_or_none()
-        assert note.signed_at is not None
-        mapped = {(r.kind, r.local_id): (r.system, r.value) for r in db.execute(
-            select(EhrIdentifier).where(EhrIdentifier.clinic_id == note.clinic_id,
-                                        EhrIdentifier.local_id.in_([note.client_id, str(note.therapist_id)]))
-        ).scalars()}
-        resource = document_reference(
-            note_id=str(note.id), clinic_id=str(note.clinic_id), client_id=note.client_id,
-            therapist_id=str(note.therapist_id), signed_at=note.signed_at, amended=amended, text=plain_text(body),
-            pdf=note_pdf(note, body, amended), session_recorded_at=recorded,
-            ehr_patient=mapped.get(("client", note.client_id)),
-            ehr_practitioner=mapped.get(("practitioner", str(note.therapist_id))))
+        note, record = _exportable(db, svc, who, note_id)
+        resource = bundle(record, plain_text(record.body, export=True), signed_note(record))
         audit.record(db, actor, "note_exported", note.session_id, {"note_id": str(note_id), "as": "fhir"})
     return resource
 
 
 @router.get("/v1/notes/{note_id}/pdf", response_class=Response)
-def export_pdf(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> Response:
-    """The signed note as PDF. 409 for a draft."""
+def export_pdf(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: ActorDep,
+               evidence: bool = False) -> Response:
+    """The signed note as PDF (``evidence=true``: with the appendix of what each sentence rests on). 409 for a
+    draft."""
     with db_session(svc.repo.url) as db:
-        note, body, amended = _exportable(db, svc, who, note_id)
-        data = note_pdf(note, body, amended)
+        note, record = _exportable(db, svc, who, note_id)
+        data = signed_note(record, evidence=evidence)
         audit.record(db, actor, "note_exported", note.session_id, {"note_id": str(note_id), "as": "pdf"})
     return Response(data, media_type="application/pdf",
                     headers={"content-disposition": f'attachment; filename="note-{note_id}.pdf"'})

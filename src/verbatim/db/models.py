@@ -60,6 +60,8 @@ class Clinic(Base):
     #: how long its signed notes are kept (a clinical record: years, not days; NULL: the
     #: ``VERBATIM_NOTE_RETENTION_DAYS`` default), counted from signing, independent of the transcript's
     note_retention_days: Mapped[int | None] = mapped_column(Integer)
+    #: IANA time zone of the clinic (exports print the time of service in it; NULL: UTC)
+    time_zone: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = _now()
 
 
@@ -73,6 +75,12 @@ class Therapist(Base):
     name: Mapped[str] = mapped_column(String(200), nullable=False)
     #: a trainee: their signed notes also need a supervisor's co-signature to be final
     requires_cosign: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("false"))
+    #: the trainee's named supervisor (set by the clinic admin): the only therapist who co-signs their notes
+    supervisor_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("therapists.id", name="fk_therapists_supervisor"))
+    #: how exports name the clinician ("Dana Reyes", "LCSW"); NULL: ``name``, no credentials
+    display_name: Mapped[str | None] = mapped_column(String(200))
+    credentials: Mapped[str | None] = mapped_column(String(100))
     created_at: Mapped[datetime] = _now()
 
 

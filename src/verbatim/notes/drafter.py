@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from verbatim.notes import text as tx
 from verbatim.notes import verifier
+from verbatim.notes.complaint import reason
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit, follows
 from verbatim.notes.formats import Section
 from verbatim.notes.negations import Denial, denials, topic_of
@@ -133,35 +134,65 @@ class OfflineDrafter:
         chosen = assign(sections, items, self.per_section)[index]
         section = sections[index]
         sentences = [self._sentence(section, unit, items) for unit in chosen]
+        if section.kind == "complaint" and not any(s.kind == "complaint" for s in sections[:index]):
+            stated = reason(items)
+            if stated is not None:
+                phrase, unit = stated
+                sentences = [{"text": _end(second_to_third(phrase, self.names)), "citations": [unit.citation()],
+                              "_order": -1, "_quote": self._quoted(unit)}]
         if section.kind in DENIAL_KINDS and index == _denial_section(sections):
             sentences += [self._denial(d) for d in denials(items, endorsements=self.endorsements)]
             sentences.sort(key=lambda s: s["_order"])
+        kept = []
         for s in sentences:
             s.pop("_order", None)
+            quote = s.pop("_quote", None)
             s.update(judge(s["text"], s["citations"]))
-        out: dict[str, Any] = {"name": section.name, "sentences": sentences}
-        if not sentences:
+            # Never emit what our own verifier calls contradicted: quote the words instead, or leave it out.
+            if s["label"] == verifier.CONTRADICTED and quote is not None:
+                s.update(text=quote)
+                s.update(judge(s["text"], s["citations"]))
+            if s["label"] != verifier.CONTRADICTED:
+                kept.append(s)
+        out: dict[str, Any] = {"name": section.name, "sentences": kept}
+        if not kept:
             out["empty"] = NO_EVIDENCE
         return out
 
     # --- rewriting --------------------------------------------------------------------
+    def _quoted(self, unit: Unit) -> str:
+        """The sentence as said, attributed: 'Patient said: "…"' (the words inside never changed)."""
+        who = self.names.client if unit.role == CLIENT else self.names.clinician
+        return f'{who} said: "{unit.said or unit.text}"'
+
     def _sentence(self, section: Section, unit: Unit, items: list[Unit]) -> dict[str, Any]:
         n = self.names
         body = tx.strip_fillers(unit.text)
+        quote = self._quoted(unit)
         question = _asked(unit, items)
         if question is not None:
-            text = f'When asked "{question.text}", the {n.client.lower()} answered: "{body}"'
+            text = (f'When asked "{question.said or question.text}", the {n.client.lower()} answered: '
+                    f'"{unit.said or unit.text}"')
             cites = [question.citation(), unit.citation()]
             return {"text": text, "citations": cites, "_order": unit.order}
+        if command(unit):
+            text = f'{n.clinician} directed the voice assistant: "{unit.said or unit.text}"'
+            return {"text": text, "citations": [unit.citation()], "_order": unit.order}
+        if order(unit):
+            text = _capital(f"{_lower_first(_ORDER_LEAD.sub('ordered ', second_to_third(body, n), count=1))}")
+            return {"text": _end(text), "citations": [unit.citation()], "_order": unit.order, "_quote": quote}
+        if not rewritable(unit, body):
+            return {"text": quote, "citations": [unit.citation()], "_order": unit.order}
         if unit.role == CLIENT:
             verb = {"plan": "agreed", "response": "responded", "goal": "stated"}.get(section.kind, "reports")
-            text = f"{n.client} {verb} that {_lower_first(first_to_third(body))}"
+            text = f"{n.client} {verb} that {_lower_first(_pronoun_i(first_to_third(body)))}"
         elif unit.question:
-            text = f'{n.clinician} {"suggested" if _PROPOSE.search(body) else "asked"}: "{body}"'
+            text = f'{n.clinician} {"suggested" if _PROPOSE.search(body) else "asked"}: "{unit.said or unit.text}"'
         else:
-            verb = "suggested" if section.kind in ("plan", "intervention") and _SUGGEST.search(body) else "noted"
-            text = f"{n.clinician} {verb} that {_lower_first(second_to_third(body, n))}"
-        return {"text": _end(text), "citations": [unit.citation()], "_order": unit.order}
+            # The clinician's own statements read in their voice (the clinician writes the note); the
+            # client they speak to becomes "the client".
+            text = _capital(_pronoun_i(clinician_voice(body, n)))
+        return {"text": _end(text), "citations": [unit.citation()], "_order": unit.order, "_quote": quote}
 
     def _denial(self, d: Denial) -> dict[str, Any]:
         verb = "endorses" if d.endorsed else "denies"
@@ -189,6 +220,12 @@ def assign(sections: Sequence[Section], items: list[Unit], per_section: int) -> 
         if asked is not None and tx.positive_answer(unit.text) and topic_of(asked.text) is not None:
             continue  # so are endorsements
         scores = [score(s, unit) for s in sections]
+        if command(unit) or order(unit):
+            # Spoken orders and commands to a voice assistant are plan, never findings.
+            plan = next((i for i, s in enumerate(sections) if s.kind == "plan"), None)
+            if plan is not None:
+                pools[plan].append((THRESHOLD + 1.0, unit))
+            continue
         best = max(range(len(sections)), key=lambda i: (scores[i], -i)) if sections else 0
         if sections and scores[best] >= THRESHOLD:
             pools[best].append((scores[best], unit))
@@ -245,7 +282,7 @@ def first_to_third(sentence: str) -> str:
     """First person → "they" ("I'm tired of my job" → "they are tired of their job")."""
     out = sentence
     for src, dst in _FIRST_MAP:
-        out = re.sub(rf"(?<![\w']){src}(?![\w'])", dst, out, flags=re.I)
+        out = _sub_outside_quotes(rf"(?<![\w']){src}(?![\w'])", dst, out)
     return out
 
 
@@ -261,10 +298,83 @@ def second_to_third(sentence: str, names: Names) -> str:
         (r"i've", f"{t} has"), (r"i", t), (r"my", f"{t}'s"), (r"me", t),
     ]
     for src, dst in pairs:
-        out = re.sub(rf"(?<![\w']){src}(?![\w'])", dst, out, flags=re.I)
+        out = _sub_outside_quotes(rf"(?<![\w']){src}(?![\w'])", dst, out)
     out = _VERB_S.sub(lambda m: f"{m.group(1)} {m.group(2)}s", out)
     return re.sub(r"(?<!and )\b(the (?:client|patient)) (have|do)\b",
                   lambda m: f"{m.group(1)} {'has' if m.group(2) == 'have' else 'does'}", out)
+
+
+_COMMAND = re.compile(r"^(?:(?:hey|okay|ok|hi)\s*,?\s+)?(?:dragon|dax|alexa|siri|computer|nuance)\b", re.I)
+_SHOW = re.compile(r"^(?:please\s+)?(?:show|open|pull up|bring up|display|load)\s+(?:me\s+)?(?:the|my|his|her|their)\b",
+                   re.I)
+_ORDER_LEAD = re.compile(r"^(?:(?:i'm|i am|we're|we are) going to |(?:let's|let us|we'll|i'll|i will|we will) "
+                         r"(?:go ahead and )?|go ahead and |i want to |i'd like to |we should )?order(?:ed)? ", re.I)
+_BROKEN = re.compile(r"(?:\w-(?:\s|$)|\.\.\.|…|--|\b(\w+ \w+) \1\b)")
+_CLEAN_START = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|we've|it|it's|the|this|that|there|he|she|they|"
+                          r"[a-z]+ (?:is|was|has|have|are|were))\b", re.I)
+_BAD_START = re.compile(r"^(?:that's|yeah|yes|no|okay|ok|right|sure|well|so|and|but|or|because|like|just|"
+                        r"thank|thanks|alright|all right|oh|hmm|mm)\b", re.I)
+
+
+def command(unit: Unit) -> bool:
+    """A clinician's command to a voice assistant ("hey dragon, show me the chest x-ray")."""
+    return unit.role == CLINICIAN and bool(_COMMAND.match(unit.text) or _SHOW.match(tx.strip_fillers(unit.text)))
+
+
+def order(unit: Unit) -> bool:
+    """A clinician's spoken order ("order a hemoglobin a1c", "let's go ahead and order an x-ray")."""
+    return unit.role == CLINICIAN and not unit.question and bool(_ORDER_LEAD.match(tx.strip_fillers(unit.text)))
+
+
+def rewritable(unit: Unit, body: str) -> bool:
+    """Whether the sentence turns into clean note prose (else it is quoted with attribution).
+
+    It must be a whole statement: no cut-off word ("ex- exerting"), trailing off ("…") or
+    repeated phrase left; a client's must start with its subject ("I", "my …", "it …"), not a
+    reply word ("that's fair", "yeah").
+    """
+    if _BROKEN.search(body) or len(tx.words(body)) < 3 or _BAD_START.match(body):
+        return False
+    return unit.role != CLIENT or bool(_CLEAN_START.match(body))
+
+
+def clinician_voice(sentence: str, names: Names) -> str:
+    """The clinician's sentence as note prose: the client they address becomes the client; "I" stays."""
+    c = f"the {names.client.lower()}"
+    out = sentence
+    pairs = [
+        (r"you are", f"{c} is"), (r"you're", f"{c} is"), (r"you were", f"{c} was"), (r"you've", f"{c} has"),
+        (r"you have", f"{c} has"), (r"you'll", f"{c} will"), (r"you'd", f"{c} would"), (r"your", f"{c}'s"),
+        (r"yourself", "themselves"), (r"you", c), (r"let's", "we will"),
+    ]
+    for src, dst in pairs:
+        out = _sub_outside_quotes(rf"(?<![\w']){src}(?![\w'])", dst, out)
+    out = _VERB_S.sub(lambda m: f"{m.group(1)} {m.group(2)}s", out)
+    return re.sub(r"(?<!and )\b(the (?:client|patient)) (have|do)\b",
+                  lambda m: f"{m.group(1)} {'has' if m.group(2) == 'have' else 'does'}", out)
+
+
+_QUOTED = re.compile(r'"[^"]*"')
+
+
+def _sub_outside_quotes(pattern: str, repl: str, text: str) -> str:
+    """``re.sub`` everywhere but inside quotation marks: words someone is quoted as saying stay theirs."""
+    parts, last = [], 0
+    for m in _QUOTED.finditer(text):
+        parts.append(re.sub(pattern, repl, text[last:m.start()], flags=re.I))
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(re.sub(pattern, repl, text[last:], flags=re.I))
+    return "".join(parts)
+
+
+def _pronoun_i(text: str) -> str:
+    """The pronoun "I" capitalised outside quotes (transcripts are often all lower case)."""
+    return _sub_outside_quotes(r"(?<![\w'])i(?=(?:'[a-z]+)?(?![\w']))", "I", text)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _lower_first(text: str) -> str:

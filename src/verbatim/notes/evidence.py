@@ -7,11 +7,13 @@ never read. Each sentence keeps its segment's id, speaker and times for its cita
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from verbatim.notes import text as tx
 
+GAP = re.compile(r"[\[(](?:inaudible|unintelligible|crosstalk|indiscernible)[^\])]*[\])]", re.I)
 CLINICIAN = "clinician"
 CLIENT = "client"
 
@@ -31,6 +33,8 @@ class Unit:
     end_s: float
     text: str
     segment_text: str
+    #: the sentence as said (``text`` is it without disfluencies): what a quote of it holds
+    said: str = ""
 
     @property
     def question(self) -> bool:
@@ -59,11 +63,16 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
         else:
             continue
         whole = tx.tidy(str(seg.get("text", "")))
-        for sentence in (tx.clean(x) for x in tx.sentences(whole)):
+        for said in tx.sentences(whole):
+            # A gap the recognizer marked ([inaudible]) is never quoted, cited or risk-checked: its
+            # sentence is left out; the segment's other sentences stand.
+            if GAP.search(said):
+                continue
+            sentence = tx.clean(said)
             if not sentence:
                 continue
             out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),
-                            float(seg["end_s"]), sentence, whole))
+                            float(seg["end_s"]), sentence, GAP.sub("…", whole), said))
     return out
 
 

@@ -8,12 +8,17 @@ from typing import Any
 from verbatim.notes.risk import NOTHING_DETECTED
 
 
-def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
-    """The note's text: risk flags first, then each section with its sentences (and citations if asked)."""
+def plain_text(body: dict[str, Any], *, citations: bool = False, export: bool = False) -> str:
+    """The note's text: risk flags first, then each section with its sentences (and citations if asked).
+
+    ``export``: the record as it leaves Verbatim — no verifier tags (``[UNSUPPORTED]``), no segment
+    ids; a signed note's sentences were each reviewed (``verbatim.notes.review``).
+    """
     lines: list[str] = []
     risk = body.get("risk")
     if risk is not None:
         lines.append("RISK FLAGS")
+        mentions = risk.get("note_mentions") or []
         if not risk.get("flags"):
             lines.append(f"  {risk.get('checked') or NOTHING_DETECTED}")
         for f in risk.get("flags", []):
@@ -26,6 +31,9 @@ def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
         for h in risk.get("family_history", []):
             lines.append(f'  family or others\' history [{h["category"]}] {h["speaker"]} at {_clock(h["start_s"])}: '
                          f'"{h["quote"]}"')
+        for m in mentions:
+            said = "denied" if m.get("denied") else "mentioned"
+            lines.append(f'  [{m["category"]}] {said} in the note ({m["section"]}, sentence {m["sentence"] + 1})')
         lines.append("")
     for section in body.get("sections", []):
         lines.append(str(section["name"]).upper())
@@ -33,9 +41,9 @@ def plain_text(body: dict[str, Any], *, citations: bool = False) -> str:
         if not sentences:
             lines.append(f'  {section.get("empty", "No evidence for this section in the transcript.")}')
         for s in sentences:
-            flag = "" if s.get("label", "supported") == "supported" else f' [{s["label"].upper()}]'
+            flag = "" if export or s.get("label", "supported") == "supported" else f' [{s["label"].upper()}]'
             lines.append(f"  {s['text']}{flag}")
-            if citations:
+            if citations and not export:
                 for c in s.get("citations", []):
                     when = f'{_clock(c["start_s"])}–{_clock(c["end_s"])}'
                     lines.append(f'      ↳ {c["segment_id"]} {c["speaker"]} {when}')

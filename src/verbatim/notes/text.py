@@ -35,7 +35,7 @@ these those there here is am are was were be been being do does did doing have h
 should can could may might must it its it's i'm i've i'd i'll you're you've you'd you'll we they them their theirs
 he she him her his hers we're they're client clients patient patients therapist doctor clinician reports reported
 reporting endorses endorsed states stated noted notes note said says suggested suggests asked asks discussed
-describes described
+describes described directed voice assistant
 explained mentioned also just really very quite some any much many more most what which who whom when where why
 how all each both few other such only own same too s t just don't also um uh mm hmm okay ok yeah yes well like
 know mean kind sort lot get got go going gone thing things one's person person's

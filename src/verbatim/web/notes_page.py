@@ -30,7 +30,8 @@ from verbatim.api.sessions import get_transcript
 from verbatim.audit import Actor
 from verbatim.db.engine import db_session
 from verbatim.db.models import Note, NoteTemplate
-from verbatim.errors import NoteRequestInvalid
+from verbatim.errors import NoteRequestInvalid, NotFound
+from verbatim.notes import review
 from verbatim.notes.formats import BUILT_IN
 from verbatim.notes.states import RUNNABLE
 from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
@@ -80,17 +81,39 @@ def _evidence(svc: Any, actor: Actor, note: notes_api.NoteOut) -> tuple[list[dic
     """The client's record beside the note, or (when it is gone) why, and the citations' snapshots instead."""
     try:
         transcript = get_transcript(note.session_id, svc, actor.principal, actor)
-    except ApiError as exc:
+    except (ApiError, NotFound) as exc:
+        # Gone under retention, or (for a trainee's supervisor) not theirs to read whole.
         quoted = {c.segment_id: c.model_dump() | {"id": c.segment_id, "text": c.quote}
                   for s in note.sections for x in s.sentences for c in x.citations}
-        return sorted(quoted.values(), key=lambda c: c["start_s"]), exc.detail
+        why = exc.detail if isinstance(exc, ApiError) else "The whole record is its therapist's"
+        return sorted(quoted.values(), key=lambda c: c["start_s"]), why
     record = next((t for t in transcript.transcripts if t.client_id == note.client_id), None)
     return ([s.model_dump() for s in record.segments] if record else []), None
 
 
+_WHY = {"unsupported": "the cited words do not say this", "contradicted": "the cited words say otherwise",
+        "uncited": "no words of the record cited"}
+
+
+def _flagged(note: notes_api.NoteOut) -> list[dict[str, Any]]:
+    """The sentences a signature waits on, with their words (shown to the note's own therapist only)."""
+    if note.status != "draft":
+        return []
+    body = {"sections": [s.model_dump() for s in note.sections]}
+    texts = {(s.name, i): x.text for s in note.sections for i, x in enumerate(s.sentences)}
+    return [{**f.to_dict(), "text": texts[(f.section, f.sentence)], "why": _WHY.get(f.reason, f.reason)}
+            for f in review.flagged(body)]
+
+
 def _context(svc: Any, actor: Actor, note_id: uuid.UUID) -> dict[str, Any]:
     note = notes_api.read(note_id, svc, actor.principal, actor)
-    return {"note": note, "running": note.status in RUNNABLE}
+    return {"note": note, "running": note.status in RUNNABLE, "flagged": _flagged(note),
+            "supervising": actor.principal.therapist_id != _owner(svc, note_id)}
+
+
+def _owner(svc: Any, note_id: uuid.UUID) -> uuid.UUID | None:
+    with db_session(svc.repo.url) as db:
+        return db.execute(select(Note.therapist_id).where(Note.id == note_id)).scalar_one_or_none()
 
 
 @router.get("/notes/{note_id}", response_class=HTMLResponse)
@@ -122,6 +145,22 @@ def _sections(form: FormData) -> list[notes_api.SectionEdit]:
     return out
 
 
+def _decision(form: FormData) -> notes_api.SignRequest:
+    """``flag-{i}-section``, ``-sentence`` and ``-decision`` (confirm | remove) → the sign request."""
+    confirm, remove = [], []
+    count = sum(1 for k in form if k.startswith("flag-") and k.endswith("-section"))
+    for i in range(count):
+        ref = notes_api.SentenceRef(section=str(form.get(f"flag-{i}-section", "")),
+                                    sentence=int(str(form.get(f"flag-{i}-sentence", "-1"))))
+        choice = form.get(f"flag-{i}-decision")
+        if choice == "confirm":
+            confirm.append(ref)
+        elif choice == "remove":
+            remove.append(ref)
+    version = str(form.get("version", ""))
+    return notes_api.SignRequest(confirm=confirm, remove=remove, version=int(version) if version.isdigit() else None)
+
+
 @router.post("/notes/{note_id}/{action}")
 async def change(note_id: uuid.UUID, action: str, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
     """``edit`` (a draft: new version), ``sign``, ``confirm-record`` (a stale draft against the current
@@ -136,14 +175,16 @@ async def change(note_id: uuid.UUID, action: str, request: Request, svc: Service
             body = notes_api.Amendment(sections=_sections(form), reason=str(form.get("reason", "")))
             await run_in_threadpool(notes_api.amend, note_id, body, svc, page.principal, actor)
         elif action == "sign":
-            await run_in_threadpool(notes_api.sign, note_id, svc, page.principal, actor)
+            await run_in_threadpool(notes_api.sign, note_id, svc, page.principal, actor, _decision(form))
         elif action == "confirm-record":
             await run_in_threadpool(notes_api.confirm_against_record, note_id, svc, page.principal, actor)
+        elif action == "cosign":
+            await run_in_threadpool(notes_api.cosign, note_id, svc, page.principal, actor)
         else:
             raise PageError(404, "There is no such page.")
-    except ValidationError as exc:
+    except (ValidationError, ValueError) as exc:
         reason = " and the reason for the amendment (at least 5 characters)" if action == "amend" else ""
-        errors = exc.errors()
+        errors = exc.errors() if isinstance(exc, ValidationError) else [{"msg": str(exc)}]
         why = str(errors[0].get("msg", "invalid")).removeprefix("Value error, ") if errors else "invalid"
         raise PageError(422, f"Each section needs a name; each sentence at most 4000 characters{reason}, all of "
                              f"readable text ({why}). Nothing was changed.") from exc

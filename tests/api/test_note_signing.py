@@ -1,0 +1,227 @@
+"""Signing over the real API: flagged sentences are decided one by one, edits are checked again, and only a
+trainee's named supervisor reads and co-signs the trainee's note (issue 23, items 1 and 2)."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+
+import pytest
+from sqlalchemy import select
+
+from tests.api.conftest import Api
+from tests.api.test_notes_api import DIALOGUE, H, audit_actions, drafted, sign_all
+from tests.factories import ready_session, token_for
+from verbatim.config import Settings
+from verbatim.db.engine import db_session
+from verbatim.db.models import AuditEntry, NoteVersion
+
+
+def _sections(note: dict[str, object]) -> list[dict[str, object]]:
+    return [{"name": s["name"], "sentences": [x["text"] for x in s["sentences"]]}
+            for s in note["sections"]]  # type: ignore[attr-defined, index]
+
+
+def test_signing_asks_for_each_flagged_sentence_and_keeps_who_confirmed(api: Api, settings: Settings,
+                                                                        alice: str) -> None:
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, alice, sid)
+    note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+    sections = _sections(note)
+    invented = "Client reports that they have never been able to sleep."
+    uncited = "Client works as a nurse on night shifts."
+    sections[0]["sentences"][0] = "Client reports that they fall asleep around three in the morning."  # type: ignore[index]
+    sections[1]["sentences"] += [uncited]  # type: ignore[operator]
+    sections[2]["sentences"].insert(0, invented)  # type: ignore[attr-defined]
+    edited = api.client.put(f"/v1/notes/{note_id}", json={"sections": sections}, headers=H(alice)).json()
+    labels = {(s["name"], i): x["label"] for s in edited["sections"] for i, x in enumerate(s["sentences"])}
+    assert labels[("Subjective", 0)] == "contradicted"
+
+    asked = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    assert asked.status_code == 409 and asked.json()["error"] == "needs_review", asked.text
+    flagged = asked.json()["flagged"]
+    where = {(f["section"], f["sentence"]): f["reason"] for f in flagged}
+    assert where[("Subjective", 0)] == "contradicted"
+    objective = len(sections[1]["sentences"]) - 1  # type: ignore[arg-type]
+    assert ("Objective", objective) in where and ("Assessment", 0) in where
+    assert "three in the morning" not in asked.text and "nurse" not in asked.text  # no note words in the error
+    assert api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()["status"] == "draft"
+
+    # Deciding only some of them is not enough; a decision on a sentence not flagged is refused.
+    partial = {"confirm": [{"section": "Subjective", "sentence": 0}]}
+    left = api.client.post(f"/v1/notes/{note_id}/sign", json=partial, headers=H(alice))
+    assert left.status_code == 409 and ("Subjective", 0) not in {(f["section"], f["sentence"])
+                                                                 for f in left.json()["flagged"]}
+    supported = next((s["name"], i) for s in edited["sections"] for i, x in enumerate(s["sentences"])
+                     if x["label"] == "supported" and x["citations"])
+    wrong = {"confirm": [{"section": f["section"], "sentence": f["sentence"]} for f in flagged]
+             + [{"section": supported[0], "sentence": supported[1]}]}
+    assert api.client.post(f"/v1/notes/{note_id}/sign", json=wrong, headers=H(alice)).json()["error"] == "not_flagged"
+    stale = {"confirm": [], "version": 1}
+    assert api.client.post(f"/v1/notes/{note_id}/sign", json=stale, headers=H(alice)).json()["error"] == \
+        "version_moved"
+
+    # Remove the invented one, keep the rest as written.
+    decision = {"remove": [{"section": "Assessment", "sentence": 0}],
+                "confirm": [{"section": f["section"], "sentence": f["sentence"]} for f in flagged
+                            if (f["section"], f["sentence"]) != ("Assessment", 0)], "version": edited["version"]}
+    signed = api.client.post(f"/v1/notes/{note_id}/sign", json=decision, headers=H(alice))
+    assert signed.status_code == 200, signed.text
+    body = signed.json()
+    assert body["status"] == "signed" and body["version"] == edited["version"] + 1
+    texts = [x["text"] for s in body["sections"] for x in s["sentences"]]
+    assert invented not in texts and uncited in texts
+    kept = body["sections"][0]["sentences"][0]
+    assert kept["confirmed"]["by"] == body["signed_by"] and kept["confirmed"]["at"]
+    with db_session(settings.database_url or "") as db:
+        review = db.execute(select(NoteVersion).where(NoteVersion.note_id == uuid.UUID(note_id),
+                                                      NoteVersion.version == body["version"])).scalar_one()
+        assert review.kind == "review" and str(review.author_id) == body["signed_by"]
+        detail = db.execute(select(AuditEntry.detail).where(AuditEntry.action == "note_signed")).scalar_one()
+        assert detail["confirmed"] == len(flagged) - 1 and detail["removed"] == 1
+
+    # The exported record carries neither the verifier's tags nor the confirmations.
+    fhir = api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()
+    doc = next(e["resource"] for e in fhir["entry"] if e["resource"]["resourceType"] == "DocumentReference")
+    text = base64.b64decode(doc["content"][1]["attachment"]["data"]).decode()
+    assert "three in the morning" in text and "[CONTRADICTED]" not in text and "[UNSUPPORTED]" not in text
+    assert "confirm" not in text.lower() and body["signed_by"] not in text
+
+
+def test_a_note_with_nothing_flagged_signs_in_one_step(api: Api, settings: Settings, alice: str) -> None:
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, alice, sid)
+    note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+    sections = [{"name": s["name"], "sentences": [x["text"] for x in s["sentences"]
+                                                  if x["label"] == "supported" and x["citations"]]}
+                for s in note["sections"]]
+    api.client.put(f"/v1/notes/{note_id}", json={"sections": sections}, headers=H(alice))
+    r = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    assert r.status_code == 200 and r.json()["status"] == "signed", r.text
+
+
+def test_an_edit_runs_the_risk_check_again_on_the_edited_text(api: Api, settings: Settings, alice: str) -> None:
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, alice, sid)
+    note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+    assert note["risk"]["status"] == "none found"
+    sections = _sections(note)
+    sections[0]["sentences"].append("Client denies suicidal ideation.")  # type: ignore[attr-defined]
+    edited = api.client.put(f"/v1/notes/{note_id}", json={"sections": sections}, headers=H(alice)).json()
+    risk = edited["risk"]
+    assert risk["status"] == "found" and risk["flags"] == []  # the record's flags are the record's
+    index = len(sections[0]["sentences"]) - 1  # type: ignore[arg-type]
+    assert {"category": "suicide", "section": "Subjective", "sentence": index} in [
+        {k: m[k] for k in ("category", "section", "sentence")} for m in risk["note_mentions"]]
+    page = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+    assert page["risk"]["note_mentions"] == risk["note_mentions"]
+    # Taking the words out again takes the mention out.
+    sections[0]["sentences"].pop()  # type: ignore[attr-defined]
+    again = api.client.put(f"/v1/notes/{note_id}", json={"sections": sections}, headers=H(alice)).json()
+    assert again["risk"]["status"] == "none found" and again["risk"]["note_mentions"] == []
+
+
+def test_only_the_named_supervisor_reads_and_cosigns_a_trainees_note(api: Api, settings: Settings,
+                                                                     alice: str) -> None:
+    carol = token_for(settings, "Carol", "North Clinic")
+    dave = token_for(settings, "Dave", "North Clinic")
+    admin = token_for(settings, "", "North Clinic", scope="clinic_admin")
+    staff = {t["name"]: t["id"] for t in api.client.get("/v1/clinic/therapists", headers=H(admin)).json()}
+
+    # Only the clinic admin names a supervisor; a therapist's token sees no such API.
+    assert api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}", json={"supervisor_id": staff["Carol"]},
+                            headers=H(alice)).status_code == 404
+    made = api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}", json={"supervisor_id": staff["Carol"]},
+                            headers=H(admin))
+    assert made.status_code == 200 and made.json()["requires_cosign"] is True, made.text
+    assert made.json()["supervisor_id"] == staff["Carol"]
+    cycle = api.client.patch(f"/v1/clinic/therapists/{staff['Carol']}", json={"supervisor_id": staff["Alice"]},
+                             headers=H(admin))
+    assert (cycle.status_code, cycle.json()["error"]) == (422, "supervision_cycle")
+    own = api.client.patch(f"/v1/clinic/therapists/{staff['Carol']}", json={"supervisor_id": staff["Carol"]},
+                           headers=H(admin))
+    assert own.json()["error"] == "own_supervisor"
+    other_clinic = token_for(settings, "Erin", "South Clinic", scope="therapist")
+    del other_clinic
+    south = token_for(settings, "", "South Clinic", scope="clinic_admin")
+    assert api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}", json={"supervisor_id": None},
+                            headers=H(south)).status_code == 404
+    with db_session(settings.database_url or "") as db:
+        rows = db.execute(select(AuditEntry.detail).where(AuditEntry.action == "therapist_updated")).scalars().all()
+    assert rows == [{"therapist_id": staff["Alice"], "fields": ["supervisor_id"], "supervisor_id": staff["Carol"]}]
+
+    sid = ready_session(settings, DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, alice, sid)
+    assert api.client.get(f"/v1/notes/{note_id}", headers=H(carol)).status_code == 404  # a draft stays Alice's
+    sign_all(api, alice, note_id)
+
+    # Another therapist of the clinic neither reads nor co-signs it; nothing of the note is in the answer.
+    for r in (api.client.get(f"/v1/notes/{note_id}", headers=H(dave)),
+              api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(dave))):
+        assert r.status_code == 404 and "sections" not in r.json()
+    assert api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(alice)).json()["error"] == "own_note"
+
+    read = api.client.get(f"/v1/notes/{note_id}", headers=H(carol))
+    assert read.status_code == 200 and read.json()["sections"]
+    done = api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(carol)).json()
+    assert done["cosigned_by"] == staff["Carol"] and done["cosigned_at"]
+    assert api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(carol)).status_code == 409
+    assert {"note_read_supervisor", "note_cosigned"} <= set(audit_actions(settings))
+    assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).status_code == 200
+
+
+def test_clinic_time_zone_and_how_exports_name_a_clinician(api: Api, settings: Settings, alice: str) -> None:
+    admin = token_for(settings, "", "North Clinic", scope="clinic_admin")
+    staff = {t["name"]: t["id"] for t in api.client.get("/v1/clinic/therapists", headers=H(admin)).json()}
+    bad = api.client.patch("/v1/clinic", json={"time_zone": "Mars/Olympus"}, headers=H(admin))
+    assert (bad.status_code, bad.json()["error"]) == (422, "unknown_time_zone")
+    assert api.client.patch("/v1/clinic", json={"time_zone": "America/Chicago"}, headers=H(admin)).status_code == 200
+    r = api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}",
+                         json={"display_name": "Alice Moreno", "credentials": "LCSW"}, headers=H(admin))
+    assert r.status_code == 200 and r.json()["display_name"] == "Alice Moreno" and r.json()["credentials"] == "LCSW"
+    assert api.client.patch(f"/v1/clinic/therapists/{staff['Alice']}", json={"display_name": "A\nB"},
+                            headers=H(admin)).status_code == 422
+    assert api.client.patch(f"/v1/clinic/therapists/{uuid.uuid4()}", json={"credentials": "PhD"},
+                            headers=H(admin)).status_code == 404
+
+
+def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(settings: Settings,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from verbatim import cli as verbatim_cli
+    from verbatim.config import get_settings
+    from verbatim.db.models import Clinic, Therapist
+
+    token_for(settings, "Alice", "North Clinic")
+    token_for(settings, "Carol", "North Clinic")
+    # The real commands in this process (a subprocess per call is minutes on a loaded machine).
+    monkeypatch.setenv("VERBATIM_DATABASE_URL", settings.database_url or "")
+    get_settings.cache_clear()
+    runner = CliRunner()
+
+    class Done:
+        def __init__(self, code: int, out: str):
+            self.returncode, self.stdout, self.stderr = code, out, ""
+
+    def cli(*args: str) -> Done:
+        r = runner.invoke(verbatim_cli.app, ["clinic", *args, "--clinic", "North Clinic"])
+        return Done(r.exit_code, r.output)
+
+    assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Nobody").returncode == 2
+    assert cli("supervisor", "--trainee", "Alice", "--supervisor", "Alice").returncode == 2
+    done = cli("supervisor", "--trainee", "Alice", "--supervisor", "Carol")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert cli("therapist", "--name", "Carol", "--display-name", "Carol Diaz", "--credentials", "PhD").returncode == 0
+    assert cli("time-zone", "Mars/Olympus").returncode == 2
+    assert cli("time-zone", "Europe/Berlin").returncode == 0
+    with db_session(settings.database_url or "") as db:
+        staff = {t.name: t for t in db.execute(select(Therapist)).scalars()}
+        assert staff["Alice"].supervisor_id == staff["Carol"].id and staff["Alice"].requires_cosign
+        assert (staff["Carol"].display_name, staff["Carol"].credentials) == ("Carol Diaz", "PhD")
+        assert db.execute(select(Clinic.time_zone).where(Clinic.name == "North Clinic")).scalar_one() == \
+            "Europe/Berlin"
+        rows = db.execute(select(AuditEntry.action, AuditEntry.detail).order_by(AuditEntry.id)).all()
+    get_settings.cache_clear()
+    assert [a for a, _ in rows] == ["therapist_updated", "therapist_updated", "clinic_updated"]
+    assert rows[0][1]["supervisor_id"] == str(staff["Carol"].id) and "Carol" not in str(rows)
