@@ -32,9 +32,9 @@ from typing import Any, Protocol
 from verbatim.notes.risk_prototypes import HARMLESS, PROTOTYPES
 
 #: least cosine similarity to a risk prototype for a flag
-THRESHOLD = 0.6
+THRESHOLD = 0.5
 #: least lead of the nearest risk prototype over the nearest everyday look-alike
-MARGIN = 0.1
+MARGIN = 0.05
 
 
 class Encoder(Protocol):
