@@ -1,16 +1,8 @@
 """Benchmark the risk check (``verbatim.notes.risk.flags``) on labelled utterances and dialogues.
 
 Run from the repository root: ``.venv/bin/python bench/risk.py [--items FILE] [--out FILE]
-[--dialogues FILE --dialogue-labels FILE] [--similarity auto|on|off] [--calibrate]``. Prints
-figures per category and, as its last line, one JSON object. Asserts nothing.
-
-``--similarity``: run the second reader (``verbatim.notes.risk_similarity``) behind the rules —
-``auto`` (default) when its optional packages are installed, ``on`` (fail without them), ``off``
-(the rules alone). The JSON says which ran (``"similarity": true|false``).
-
-``--calibrate``: instead of the check, the second reader alone on every client item of
-``--items`` (the tuning set: never a held-out one): for each threshold and margin, the share of
-genuine items it would flag and of ``none`` items it would falsely flag.
+[--dialogues FILE --dialogue-labels FILE]``. Prints figures per category and, as its last line,
+one JSON object. Asserts nothing.
 
 ``--items FILE`` (default ``bench/data/risk_items.json``, the set the rules were tuned on; the
 held-out ``bench/data/risk_holdout.json`` was written before the rules and never tuned on):
@@ -47,7 +39,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verbatim.notes import risk_similarity
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import units
 from verbatim.notes.risk import flags
@@ -57,8 +48,6 @@ ITEMS = HERE / "data" / "risk_items.json"
 ACI_LABELS = HERE / "data" / "risk_aci_labels.json"
 _LINE = re.compile(r"^\[(doctor|patient)\]\s*(.*)$")
 CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
-#: the second reader the check runs with (set by ``main``), None for the rules alone
-SIMILARITY: risk_similarity.SimilarityReader | None = None
 
 
 def aci_dir() -> Path | None:
@@ -72,7 +61,7 @@ def aci_dir() -> Path | None:
 
 def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Segment id → ``{"flags", "denials", "family_history"}`` on that segment, as the note run sees it."""
-    risk = flags(units(segments, "client"), SIMILARITY)
+    risk = flags(units(segments, "client"))
     out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False} for s in segments}
     for f in risk["flags"]:
         out[f["segment_id"]]["flags"].append(f["category"])
@@ -143,25 +132,6 @@ def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str,
     return score(rows)
 
 
-def calibrate(path: Path, reader: risk_similarity.SimilarityReader) -> dict[str, Any]:
-    """The second reader alone on every client item: recall and false flags per threshold and margin."""
-    items = [i for i in json.loads(path.read_text(encoding="utf-8")) if i["speaker"] == "client" and not i["denied"]]
-    scored = reader.scores([str(i["text"]) for i in items])
-    genuine = [m for i, (m, _) in zip(items, scored, strict=True) if i["label"] != "none"]
-    none = [m for i, (m, _) in zip(items, scored, strict=True) if i["label"] == "none"]
-    grid = []
-    for threshold in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6):
-        for margin in (0.0, 0.05, 0.1):
-            hit = sum(m.score >= threshold and m.lead >= margin for m in genuine)
-            false = sum(m.score >= threshold and m.lead >= margin for m in none)
-            grid.append({"threshold": threshold, "margin": margin, "recall": _share(hit, len(genuine)),
-                         "false_flag": _share(false, len(none))})
-            print(f"   threshold {threshold:.2f} margin {margin:.2f}: recall {grid[-1]['recall']:.3f}, "
-                  f"false flags {grid[-1]['false_flag']:.3f} ({false} of {len(none)})")
-    return {"items_file": str(path), "genuine": len(genuine), "none_items": len(none), "grid": grid,
-            "chosen": {"threshold": reader.threshold, "margin": reader.margin}}
-
-
 def dialogue_segments(src: str) -> list[dict[str, Any]]:
     out = []
     for n, line in enumerate(src.splitlines()):
@@ -221,21 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dialogue-labels", type=Path, default=ACI_LABELS, help="labels of dialogue lines")
     parser.add_argument("--no-dialogues", action="store_true", help="score the items only")
     parser.add_argument("--misses", action="store_true", help="print each wrong item to stderr")
-    parser.add_argument("--similarity", choices=("auto", "on", "off"), default="auto",
-                        help="the second reader behind the rules (auto: when installed)")
-    parser.add_argument("--calibrate", action="store_true", help="the second reader alone, per threshold")
     args = parser.parse_args(argv)
 
-    global SIMILARITY
-    SIMILARITY = risk_similarity.reader() if args.similarity != "off" or args.calibrate else None
-    if SIMILARITY is None and (args.similarity == "on" or args.calibrate):
-        print("the second reader needs the risk-similarity extra: pip install '.[risk-similarity]'", file=sys.stderr)
-        return 2
-    if args.calibrate:
-        assert SIMILARITY is not None
-        print(json.dumps(calibrate(args.items, SIMILARITY)))
-        return 0
-    result: dict[str, Any] = {"items_file": str(args.items), "similarity": SIMILARITY is not None}
+    result: dict[str, Any] = {"items_file": str(args.items)}
     items = run_items(args.items, args.out, args.misses)
     report(args.items.name, items)
     result.update({k: v for k, v in items.items() if k != "per_category"})

@@ -182,11 +182,6 @@ class Settings(BaseSettings):
         "offline",
         description="Who drafts notes: the offline deterministic drafter, or the LLM endpoint (VERBATIM_LLM_*)",
     )
-    risk_similarity: bool = Field(
-        True,
-        description="Risk check: a second reader compares client sentences with screening-item prototypes "
-        "(needs the risk-similarity extra; without it the rules run alone)",
-    )
     note_deadline_s: float = Field(
         6 * 3600.0, gt=0, description="Wall-clock bound per note from its request: past it the note fails"
     )

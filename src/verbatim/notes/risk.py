@@ -22,10 +22,6 @@ How a client turn is read:
   then a disclosure in the same turn ("Not now. Back in college I did, though.") is a flag.
 - **Look-alikes.** Idioms, literal accidents and media (``risk_lexicon.LOOKALIKES``) are not
   risk. Another person's suicide or self-harm ("my uncle died by suicide") is family history.
-- **A second reader.** A client turn the rules found nothing in (no flag, denial, family history
-  or answer to a risk question) is read again, sentence by sentence, by ``risk_similarity`` when
-  the caller passes one: indirect wording near a screening-item prototype is flagged, with
-  "flagged by similarity" in its reason.
 
 Why our own code: clinical negation libraries (NegEx/ConText, e.g. negspacy, medspaCy) scope a
 cue over a fixed window of written-note text ("denies SI"); spoken first-person risk talk
@@ -37,7 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit
@@ -53,9 +49,6 @@ from verbatim.notes.risk_lexicon import (
     TRIVIAL,
     Entry,
 )
-
-if TYPE_CHECKING:
-    from verbatim.notes.risk_similarity import SimilarityReader
 
 CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``status`` of a record with no flag (kept for stored notes and clients); the words a note
@@ -345,9 +338,8 @@ def _clarifying(unit: Unit) -> bool:
 
 
 # --- the record ------------------------------------------------------------------------
-def flags(items: list[Unit], similarity: SimilarityReader | None = None) -> dict[str, Any]:
-    """The risk check of a client's record (``verbatim.notes.evidence.units``); ``similarity``:
-    the second reader (``risk_similarity.reader()``), or None for the rules alone.
+def flags(items: list[Unit]) -> dict[str, Any]:
+    """The risk check of a client's record (``verbatim.notes.evidence.units``).
 
     Returns ``{"status": "found"|"none found", "flags": [...], "denials": [...],
     "family_history": [...], "checked": str}``. A flag: ``{category, kind, reason, quote,
@@ -355,9 +347,7 @@ def flags(items: list[Unit], similarity: SimilarityReader | None = None) -> dict
     question) when it answers one; ``quote`` is the client's words as said. A denial: the same,
     for a topic denied (``question`` when denied when asked). ``family_history``: another
     person's suicide or self-harm, same shape. ``checked``: the sentence a note shows when there
-    is no flag (``NOTHING_DETECTED``). Clinician speech is never flagged. A flag from the second
-    reader has ``kind`` the prototype's kind, ``reason`` "flagged by similarity (0.62) to: …"
-    and ``similarity`` (the cosine score, 0–1).
+    is no flag (``NOTHING_DETECTED``). Clinician speech is never flagged.
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -366,7 +356,6 @@ def flags(items: list[Unit], similarity: SimilarityReader | None = None) -> dict
     turns = _turns(items)
     pending: _Asked | None = None
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
-    unread: list[Unit] = []  # client sentences the rules found nothing in, for the second reader
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
@@ -381,8 +370,6 @@ def flags(items: list[Unit], similarity: SimilarityReader | None = None) -> dict
         if pending is not None and first.position == pending.position + 1:
             question, topic, inverted = pending.question, pending.topic, pending.inverted
         t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
-        if not (t_flags or t_denials or t_family or topic or carry is not None):
-            unread += [u for u in turn if not _bare(raw.get(u.order, u.text)) and not _clarifying(u)]
         found += t_flags
         denied += t_denials
         family += t_family
@@ -391,25 +378,8 @@ def flags(items: list[Unit], similarity: SimilarityReader | None = None) -> dict
                    if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
-    if similarity is not None and unread:
-        found = sorted(found + _similar(unread, raw, similarity), key=lambda f: (f["start_s"], f["segment_id"]))
     return {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied, "family_history": family,
             "checked": NOTHING_DETECTED}
-
-
-def _similar(unread: list[Unit], raw: dict[int, str], similarity: SimilarityReader) -> list[dict[str, Any]]:
-    """Flags of the second reader: at most one per turn and category (the nearest sentence)."""
-    best: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
-    for unit, m in zip(unread, similarity.read([u.text for u in unread]), strict=True):
-        if m is None:
-            continue
-        reason = f'flagged by similarity ({m.score:.2f}) to: "{m.prototype}"'
-        entry = _entry(m.category, m.kind, reason, unit, raw.get(unit.order, unit.text), None)
-        entry["similarity"] = m.score
-        key = (unit.segment_id, m.category)
-        if key not in best or best[key][0] < m.score:
-            best[key] = (m.score, entry)
-    return [e for _, e in best.values()]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,6 @@ from verbatim.notes.drafter import OfflineDrafter, Writer
 from verbatim.notes.evidence import units
 from verbatim.notes.repo import NOTE, NoteRepo, NoteState
 from verbatim.notes.risk import flags
-from verbatim.notes.risk_similarity import reader as similarity_reader
 from verbatim.pipeline.context import RunContext
 
 log = structlog.get_logger("verbatim.notes")
@@ -66,8 +65,7 @@ class NoteRun:
             log.info("note_section_saved", section=index + 1, of=len(state.sections), writer=writer.name)
             crash_point(f"after_note_section_{index + 1}")
         lease.check()
-        second = similarity_reader() if self.ctx.settings.risk_similarity else None
-        self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, flags(items, second))
+        self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, flags(items))
         return Outcome.READY
 
     def _section(self, writer: Writer, state: NoteState, index: int, items: list[Any]) -> dict[str, Any]:
