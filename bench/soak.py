@@ -4,7 +4,8 @@
 (``$VERBATIM_DATABASE_URL``'s server, or an embedded one) and ``$VERBATIM_REDIS_URL`` (or an embedded
 Redis). ``--seeds 1 2 3 --steps 1800`` change that. Prints a line per seed and, last, one JSON object:
 ``{"steps", "seeds", "violations", "rules": {name: times fired}, "invariants": {name: times checked},
-"seconds"}``. A violation is printed with its seed, step and the steps before it; every one found
+"findings": {name: count}, "seconds"}``. A violation is printed with its seed, step and the steps before
+it; every one found
 becomes a named regression test.
 """
 
@@ -46,6 +47,7 @@ def main() -> None:
     rules: Counter[str] = Counter()
     invariants: Counter[str] = Counter()
     seconds: Counter[str] = Counter()
+    findings: Counter[str] = Counter()
     steps = violations = 0
     started = time.monotonic()
     try:
@@ -66,6 +68,7 @@ def main() -> None:
                 rules.update(report.rules)
                 invariants.update(report.invariants)
                 seconds.update(report.seconds)
+                findings.update(report.findings)
                 print(f"seed {seed}: {report.steps} steps, no violation "
                       f"({time.monotonic() - started:.0f} s so far)", flush=True)
     finally:
@@ -73,7 +76,8 @@ def main() -> None:
             redis_server.stop()
     print("seconds per rule: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.most_common()), flush=True)
     print(json.dumps({"steps": steps, "seeds": len(args.seeds), "violations": violations, "rules": dict(rules),
-                      "invariants": dict(invariants), "seconds": round(time.monotonic() - started, 1)}))
+                      "invariants": dict(invariants), "findings": dict(findings),
+                      "seconds": round(time.monotonic() - started, 1)}))
 
 
 if __name__ == "__main__":

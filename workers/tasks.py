@@ -6,12 +6,12 @@ import os
 import uuid
 
 from verbatim.config import get_settings
-from verbatim.pipeline.context import CancelToken, RunContext
+from verbatim.context import CancelToken, ProcessContext
 from verbatim.pipeline.run import run_capture
 from verbatim.queue import CAPTURE_TASK, NOTE_TASK
 from workers.app import app
 
-_context: dict[int, RunContext] = {}
+_context: dict[int, ProcessContext] = {}
 _cancel = CancelToken()
 
 
@@ -20,8 +20,8 @@ def current_cancel() -> CancelToken:
     return _cancel
 
 
-def context() -> RunContext:
-    """This process's RunContext, built on first use (after any fork)."""
+def context() -> ProcessContext:
+    """This process's ProcessContext, built on first use (after any fork)."""
     pid = os.getpid()
     if pid not in _context:
         from verbatim.runtime import build_context

@@ -5,11 +5,11 @@ from __future__ import annotations
 import redis
 
 from verbatim.config import Settings
+from verbatim.context import ProcessContext
 from verbatim.db.repo import Repo
 from verbatim.durable.outbox import Outbox
 from verbatim.errors import ConfigError
 from verbatim.pipeline.cleanup import Cleanup
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.notify import Notifier
 from verbatim.polish.base import Polisher
 from verbatim.polish.openai_chat import OpenAIChatPolisher
@@ -77,14 +77,14 @@ def make_cleanup(settings: Settings, repo: Repo, recognizer: Recognizer, volume:
                    Notifier(settings.webhook_url, settings.webhook_secret, settings.webhook_timeout_s), client)
 
 
-def build_context(settings: Settings) -> RunContext:
+def build_context(settings: Settings) -> ProcessContext:
     """Everything a capture run or a sweep needs, for this process."""
     database_url, redis_url = require_urls(settings)
     repo = Repo(database_url, webhooks=bool(settings.webhook_url))
     recognizer = make_recognizer(settings)
     volume = AudioVolume.from_settings(settings)
     client = redis_client(redis_url)
-    return RunContext(
+    return ProcessContext(
         settings=settings,
         repo=repo,
         redis=client,

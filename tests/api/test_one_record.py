@@ -312,7 +312,13 @@ def test_a_stale_draft_is_not_signed_until_confirmed_against_the_new_record(api:
     with db_session(settings.database_url or "") as db:
         assert "note_record_confirmed" in db.execute(select(AuditEntry.action).where(
             AuditEntry.session_id == sid)).scalars().all()
-    assert api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice)).status_code == 200
+    # Signing now asks for a decision on each flagged sentence (those included): remove them.
+    r = api.client.post(f"/v1/notes/{note_id}/sign", headers=H(alice))
+    if r.status_code == 409 and r.json()["error"] == "needs_review":
+        refs = [{"section": f["section"], "sentence": f["sentence"]} for f in r.json()["flagged"]]
+        r = api.client.post(f"/v1/notes/{note_id}/sign", json={"remove": refs, "version": r.json()["version"]},
+                            headers=H(alice))
+    assert r.status_code == 200, r.text
 
 
 # --- 5. a withdrawal and a signature in between ----------------------------------------------------------

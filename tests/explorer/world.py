@@ -107,6 +107,7 @@ class Report:
     invariants: Counter[str] = field(default_factory=Counter)
     trace: list[str] = field(default_factory=list)
     seconds: Counter[str] = field(default_factory=Counter)  #: wall-clock time per rule (a bench figure)
+    findings: Counter[str] = field(default_factory=Counter)  #: what went wrong but was recovered from
 
 
 class World:
@@ -236,8 +237,13 @@ class World:
         meta = {"client_ids": clients, "recorded_at": "2026-11-30T10:00:00Z",
                 "session_type": "couples" if couples else "individual",
                 "consent": {"obtained": True, "method": "verbal", "obtained_at": "2026-11-30T09:55:00Z"}}
-        r = self.api.post("/v1/sessions", files={"audio": ("s.wav", _wav(), "audio/wav")},
-                          data={"metadata": json.dumps(meta)}, headers=self.h())
+        for attempt in range(3):
+            r = self.api.post("/v1/sessions", files={"audio": ("s.wav", _wav(), "audio/wav")},
+                              data={"metadata": json.dumps(meta)}, headers=self.h())
+            if r.status_code != 422 or attempt == 2:
+                break
+            # A good recording refused: a finding (counted, printed by the bench) even when the retry passes.
+            self.report.findings["good_upload_refused"] += 1
         if r.status_code == 503 and "retry-after" in r.headers:
             return  # our own overload, said as such: the phone keeps the recording and tries again
         if r.status_code not in (200, 201, 202):
@@ -347,6 +353,13 @@ class World:
         if self.rng.random() < 0.3:
             self.api.post(f"/v1/notes/{note_id}/confirm-record", headers=self.h())
         r = self.api.post(f"/v1/notes/{note_id}/sign", headers=self.h())
+        if r.status_code == 409 and r.json().get("error") == "needs_review":
+            # The clinician decides each flagged sentence: keep some as written, remove the others.
+            decision: dict[str, Any] = {"confirm": [], "remove": [], "version": r.json()["version"]}
+            for f in r.json()["flagged"]:
+                decision[self.rng.choice(("confirm", "remove"))].append(
+                    {"section": f["section"], "sentence": f["sentence"]})
+            r = self.api.post(f"/v1/notes/{note_id}/sign", json=decision, headers=self.h())
         if r.status_code == 200:
             self.signed[note_id] = self.body(note_id)
         elif r.status_code >= 500:
@@ -641,4 +654,5 @@ def explore(world_of: Callable[[int], World], seeds: list[int], steps: int) -> R
         total.rules.update(world.report.rules)
         total.invariants.update(world.report.invariants)
         total.seconds.update(world.report.seconds)
+        total.findings.update(world.report.findings)
     return total

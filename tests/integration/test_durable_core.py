@@ -17,6 +17,7 @@ from tests.conftest import SAMPLES, AsrServer, make_settings
 from tests.factories import force_due, new_session, ready_session
 from verbatim.admin import retry_session, show_session
 from verbatim.config import Settings
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import Note, Session, Transcript
 from verbatim.durable.core import Outcome
@@ -25,7 +26,6 @@ from verbatim.notes.repo import NoteRepo
 from verbatim.notes.run import run_note
 from verbatim.notes.service import request_note
 from verbatim.notes.states import NOTE_SUBJECTS
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import Backoff, poll_parked
 from verbatim.pipeline.retention import _expire
 from verbatim.pipeline.run import run_capture
@@ -39,10 +39,11 @@ NOTE_RECORD = SAMPLES / "notes" / "risk_discussed.json"
 
 
 @pytest.fixture
-def make_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Any) -> Iterator[Callable[..., RunContext]]:
-    made: list[RunContext] = []
+def make_ctx(database_url: str, redis_url: str, asr: AsrServer,
+             data_dir: Any) -> Iterator[Callable[..., ProcessContext]]:
+    made: list[ProcessContext] = []
 
-    def make(**extra: object) -> RunContext:
+    def make(**extra: object) -> ProcessContext:
         ctx = build_context(make_settings(database_url, redis_url, asr, data_dir, **extra))
         made.append(ctx)
         return ctx
@@ -53,7 +54,7 @@ def make_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Any) -
 
 
 @pytest.fixture
-def ctx(make_ctx: Callable[..., RunContext]) -> RunContext:
+def ctx(make_ctx: Callable[..., ProcessContext]) -> ProcessContext:
     return make_ctx()
 
 
@@ -82,7 +83,7 @@ def note_row(url: str, note_id: uuid.UUID) -> Note | None:
 
 
 # --- item 1: a subject that is gone, request_note's lock, the stall net of every kind ---------------------
-def test_a_note_whose_record_is_gone_fails_subject_gone_instead_of_waiting_for_ever(ctx: RunContext) -> None:
+def test_a_note_whose_record_is_gone_fails_subject_gone_instead_of_waiting_for_ever(ctx: ProcessContext) -> None:
     sid = ready_session(ctx.settings, NOTE_RECORD)
     note_id = ask_note(ctx.settings, sid)
     with db_session(ctx.repo.url) as db:  # the record goes (as a withdrawal deletes it) and the note stays queued
@@ -102,7 +103,7 @@ def _waiting_on_a_lock(url: str) -> bool:
         )).scalar_one())
 
 
-def test_request_note_holds_the_session_so_retention_never_strands_a_queued_note(ctx: RunContext) -> None:
+def test_request_note_holds_the_session_so_retention_never_strands_a_queued_note(ctx: ProcessContext) -> None:
     sid = ready_session(ctx.settings, NOTE_RECORD)
     with db_session(ctx.repo.url) as db:
         clinic_id = db.execute(select(Session.clinic_id).where(Session.id == sid)).scalar_one()
@@ -138,7 +139,7 @@ def test_request_note_holds_the_session_so_retention_never_strands_a_queued_note
     assert note is None, (note.status if note else None)
 
 
-def test_the_stall_net_covers_note_runs_and_the_gauge_counts_what_it_will_catch(ctx: RunContext) -> None:
+def test_the_stall_net_covers_note_runs_and_the_gauge_counts_what_it_will_catch(ctx: ProcessContext) -> None:
     sid = ready_session(ctx.settings, NOTE_RECORD)
     note_id = ask_note(ctx.settings, sid)
     # Queued, no due time, no write for longer than stall_s: nobody would ever look at it again.
@@ -160,7 +161,7 @@ def test_the_stall_net_covers_note_runs_and_the_gauge_counts_what_it_will_catch(
     assert run_note(ctx, note_id) is Outcome.READY
 
 
-def _scrape(ctx: RunContext) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+def _scrape(ctx: ProcessContext) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     out = {}
     for family in OpsCollector(ctx.repo.url, ctx.redis).collect():
         for sample in family.samples:
@@ -169,7 +170,7 @@ def _scrape(ctx: RunContext) -> dict[tuple[str, tuple[tuple[str, str], ...]], fl
 
 
 # --- item 3: due-time writes conditional on what they read -------------------------------------------------
-def test_a_run_with_nothing_to_do_never_erases_an_admin_retry_committed_meanwhile(ctx: RunContext) -> None:
+def test_a_run_with_nothing_to_do_never_erases_an_admin_retry_committed_meanwhile(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, CLIP)
     with db_session(ctx.repo.url) as db:
         db.execute(update(Session).where(Session.id == sid).values(status="blocked", failure_code="recognizer_auth"))
@@ -189,7 +190,7 @@ def test_a_run_with_nothing_to_do_never_erases_an_admin_retry_committed_meanwhil
 
 
 def test_the_parked_poller_keeps_the_lease_expiry_due_time_of_a_run_a_notification_started(
-    make_ctx: Callable[..., RunContext], asr: AsrServer,
+    make_ctx: Callable[..., ProcessContext], asr: AsrServer,
 ) -> None:
     ctx = make_ctx(recognizer_park_after_s=0.0, recognizer_park_s=200.0, recognizer_park_max_s=300.0)
     asr.fault("hold", hold=True)  # the job keeps running: the poller would look again in 200 s
@@ -215,7 +216,7 @@ def test_the_parked_poller_keeps_the_lease_expiry_due_time_of_a_run_a_notificati
         asr.fault("hold", hold=False)
 
 
-def test_a_sweep_that_finds_nothing_left_never_erases_a_due_time_written_after_its_claim(ctx: RunContext) -> None:
+def test_a_sweep_that_finds_nothing_left_never_erases_a_due_time_written_after_its_claim(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, CLIP)
     force_due(ctx.repo.url, sid)
     store = ctx.repo.runs
@@ -228,7 +229,8 @@ def test_a_sweep_that_finds_nothing_left_never_erases_a_due_time_written_after_i
 
 
 # --- item 2: one state per run, the same in every view -------------------------------------------------------
-def test_every_view_shows_the_one_run_state_of_the_core(make_ctx: Callable[..., RunContext], asr: AsrServer) -> None:
+def test_every_view_shows_the_one_run_state_of_the_core(make_ctx: Callable[..., ProcessContext],
+                                                        asr: AsrServer) -> None:
     ctx = make_ctx(recognizer_park_after_s=0.0, recognizer_park_s=200.0)
     url = ctx.repo.url
     due = new_session(ctx.settings, CLIP)  # uploaded: due after stall_s (in case its message is lost)
@@ -261,7 +263,7 @@ def test_every_view_shows_the_one_run_state_of_the_core(make_ctx: Callable[..., 
         assert gauges[("verbatim_runs", (("kind", "capture"), ("state", phase.value)))] == want, phase
 
 
-def test_note_runs_record_their_worker(make_ctx: Callable[..., RunContext]) -> None:
+def test_note_runs_record_their_worker(make_ctx: Callable[..., ProcessContext]) -> None:
     ctx = make_ctx(worker_name="notes-1@host")
     sid = ready_session(ctx.settings, NOTE_RECORD)
     note_id = ask_note(ctx.settings, sid)

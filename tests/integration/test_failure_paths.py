@@ -15,10 +15,10 @@ from sqlalchemy import select, text, update
 
 from tests.conftest import SAMPLES, STEADY, AsrServer, make_settings
 from tests.factories import new_session, view
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import DurableRun, OutboxItem, Session, Transcript, VendorSubmission
 from verbatim.errors import RecognizerTransient
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.pipeline.withdraw import withdraw
 from verbatim.polish.split import PLACEHOLDER
@@ -30,25 +30,25 @@ FAMILY = SAMPLES / "family_session.wav"
 
 
 @pytest.fixture
-def ctx(settings) -> Iterator[RunContext]:  # type: ignore[no-untyped-def]
+def ctx(settings) -> Iterator[ProcessContext]:  # type: ignore[no-untyped-def]
     context = build_context(settings)
     yield context
     context.recognizer.close()
 
 
 @pytest.fixture
-def steady_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> Iterator[RunContext]:
+def steady_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> Iterator[ProcessContext]:
     """A context whose runs neither park nor lose their lease on a loaded machine (``STEADY``)."""
     context = build_context(make_settings(database_url, redis_url, asr, data_dir, **STEADY))
     yield context
     context.recognizer.close()
 
 
-def pending(ctx: RunContext, sid: uuid.UUID, kind: str | None = None) -> int:
+def pending(ctx: ProcessContext, sid: uuid.UUID, kind: str | None = None) -> int:
     return ctx.cleanup.outbox.pending(sid, [kind] if kind else None)
 
 
-def deliver_until_done(ctx: RunContext, sid: uuid.UUID, timeout_s: float = 60.0) -> None:
+def deliver_until_done(ctx: ProcessContext, sid: uuid.UUID, timeout_s: float = 60.0) -> None:
     """Deliver the outbox as the sweep process does, until the session has nothing pending."""
     deadline = time.monotonic() + timeout_s
     while pending(ctx, sid):
@@ -57,7 +57,7 @@ def deliver_until_done(ctx: RunContext, sid: uuid.UUID, timeout_s: float = 60.0)
         time.sleep(0.2)
 
 
-def outbox_item(ctx: RunContext, sid: uuid.UUID, kind: str) -> OutboxItem:
+def outbox_item(ctx: ProcessContext, sid: uuid.UUID, kind: str) -> OutboxItem:
     with db_session(ctx.repo.url) as db:
         return db.execute(select(OutboxItem).where(OutboxItem.session_id == sid, OutboxItem.kind == kind)).scalar_one()
 
@@ -69,7 +69,7 @@ def vendor_jobs_of(asr: AsrServer, sid: uuid.UUID) -> list[str]:
 # --- 1. A vendor clean-up fault after the checkpoint never costs the saved transcript -----------
 @pytest.mark.parametrize("mode", ["401", "500"])
 def test_failing_vendor_delete_after_checkpoint_publishes_and_retries_from_the_outbox(
-    ctx: RunContext, asr: AsrServer, mode: str
+    ctx: ProcessContext, asr: AsrServer, mode: str
 ) -> None:
     asr.fault("fail", kind="delete", mode=mode, count=1000)
     sid = new_session(ctx.settings, JFK)
@@ -95,7 +95,7 @@ def test_failing_vendor_delete_after_checkpoint_publishes_and_retries_from_the_o
 
 # --- 4. Withdrawal and failure find every vendor job of the session ------------------------------
 def test_withdrawal_deletes_jobs_the_ledger_never_saw_and_audio_while_the_vendor_is_down(
-    ctx: RunContext, asr: AsrServer
+    ctx: ProcessContext, asr: AsrServer
 ) -> None:
     sid = new_session(ctx.settings, JFK)
     # A run cut off between the vendor's answer and any write of ours: a tagged job, no ledger row.
@@ -110,7 +110,8 @@ def test_withdrawal_deletes_jobs_the_ledger_never_saw_and_audio_while_the_vendor
     assert orphan not in {str(j["id"]) for j in asr.jobs()}
 
 
-def test_withdrawal_during_the_submit_deletes_the_job_the_submit_then_returns(ctx: RunContext, asr: AsrServer) -> None:
+def test_withdrawal_during_the_submit_deletes_the_job_the_submit_then_returns(ctx: ProcessContext,
+                                                                            asr: AsrServer) -> None:
     """The withdrawal's clean-up runs before the vendor has answered the submit; the job that answer
     creates must not be left at the vendor."""
     asr.fault("fail", kind="submit", mode="timeout", count=1, delay_s=2.0)  # a slow submit, then it succeeds
@@ -137,7 +138,7 @@ def test_withdrawal_during_the_submit_deletes_the_job_the_submit_then_returns(ct
     assert vendor_jobs_of(asr, sid) == []
 
 
-def test_a_job_adopted_from_the_vendor_list_reaches_the_ledger_at_once(ctx: RunContext, asr: AsrServer) -> None:
+def test_a_job_adopted_from_the_vendor_list_reaches_the_ledger_at_once(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     asr.fault("hold", hold=True)
     adopted = ctx.recognizer.submit(ctx.volume.path_for(sid), sid)  # a run cut off before any write of ours
@@ -157,7 +158,7 @@ def test_a_job_adopted_from_the_vendor_list_reaches_the_ledger_at_once(ctx: RunC
 
 # --- 6. Refunded runs are bounded: a wall-clock deadline per session, job timeout from submission ---
 def test_session_past_its_deadline_fails_with_a_named_code_and_its_copies_go(
-    ctx: RunContext, asr: AsrServer
+    ctx: ProcessContext, asr: AsrServer
 ) -> None:
     asr.fault("hold", hold=True)  # the vendor job never finishes
     sid = new_session(ctx.settings, JFK)
@@ -177,7 +178,7 @@ def test_session_past_its_deadline_fails_with_a_named_code_and_its_copies_go(
     assert not ctx.volume.path_for(sid).exists()
 
 
-def test_job_timeout_counts_from_the_submission_not_the_run(ctx: RunContext, asr: AsrServer) -> None:
+def test_job_timeout_counts_from_the_submission_not_the_run(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("hold", hold=True)
     sid = new_session(ctx.settings, JFK)
     ctx.settings = ctx.settings.model_copy(update={"recognizer_job_timeout_s": 600.0})
@@ -194,7 +195,7 @@ def test_job_timeout_counts_from_the_submission_not_the_run(ctx: RunContext, asr
 
 
 # --- 9. A teardown refund applies once per run ------------------------------------------------------
-def test_refund_is_idempotent_per_run(ctx: RunContext) -> None:
+def test_refund_is_idempotent_per_run(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, JFK)
     with db_session(ctx.repo.url) as db:
         counted = ctx.repo.runs.count(db, sid, 60.0, 3600.0)
@@ -214,12 +215,12 @@ def test_refund_is_idempotent_per_run(ctx: RunContext) -> None:
 
 
 # --- 10. The drain deadline bounds every blocking call --------------------------------------------
-def cancel_after(ctx: RunContext, seconds: float) -> None:
+def cancel_after(ctx: ProcessContext, seconds: float) -> None:
     ctx.cancel.deadline = None
     ctx.cancel.cancel_at(time.monotonic() + seconds)
 
 
-def test_a_slow_recognizer_call_is_cut_off_at_the_drain_deadline(ctx: RunContext, asr: AsrServer) -> None:
+def test_a_slow_recognizer_call_is_cut_off_at_the_drain_deadline(ctx: ProcessContext, asr: AsrServer) -> None:
     """One status call slower than the whole drain window: the run still reaches its teardown."""
     ctx.settings = ctx.settings.model_copy(update={"recognizer_request_timeout_s": 30.0})
     ctx.recognizer = build_context(ctx.settings).recognizer
@@ -238,7 +239,7 @@ def test_a_slow_recognizer_call_is_cut_off_at_the_drain_deadline(ctx: RunContext
 # --- 12. The vendor's unexpected answers are transient, `created` is running ------------------------
 @pytest.mark.parametrize("mode", ["no_job", "truncated"])
 def test_an_answer_we_cannot_read_is_transient_never_a_lost_job(
-    ctx: RunContext, asr: AsrServer, mode: str
+    ctx: ProcessContext, asr: AsrServer, mode: str
 ) -> None:
     sid = new_session(ctx.settings, JFK)
     job = ctx.recognizer.submit(ctx.volume.path_for(sid), sid)
@@ -253,7 +254,7 @@ def test_an_answer_we_cannot_read_is_transient_never_a_lost_job(
     ctx.recognizer.delete(job)
 
 
-def test_created_means_running(ctx: RunContext, asr: AsrServer) -> None:
+def test_created_means_running(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("hold", hold=True)
     sid = new_session(ctx.settings, JFK)
     job = ctx.recognizer.submit(ctx.volume.path_for(sid), sid)
@@ -272,7 +273,7 @@ def speaker_at(reference: list[dict], start_s: float, end_s: float) -> str:  # t
     return str(max(reference, key=overlap)["speaker"])
 
 
-def test_family_session_keeps_each_clients_words_out_of_the_others_record(steady_ctx: RunContext,
+def test_family_session_keeps_each_clients_words_out_of_the_others_record(steady_ctx: ProcessContext,
                                                                          asr: AsrServer) -> None:
     """Whatever the recognizer hears, a client's record shows no words the other client spoke."""
     ctx = steady_ctx  # a 3-voice recognition may take minutes on a loaded machine: it must not park
@@ -292,7 +293,7 @@ def test_family_session_keeps_each_clients_words_out_of_the_others_record(steady
 
 
 # --- 15. Failed sessions store SQL NULL, not JSON null ------------------------------------------------
-def test_failed_session_stores_sql_null(ctx: RunContext, asr: AsrServer) -> None:
+def test_failed_session_stores_sql_null(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     with db_session(ctx.repo.url) as db:
         db.execute(update(DurableRun).where(DurableRun.subject_id == sid).values(runs=5))
@@ -304,7 +305,7 @@ def test_failed_session_stores_sql_null(ctx: RunContext, asr: AsrServer) -> None
 
 
 # --- A Redis restart (leases are not persisted) does not spend a run ---------------------------------
-def test_a_lease_lost_to_a_redis_flush_gives_the_run_back(ctx: RunContext, asr: AsrServer) -> None:
+def test_a_lease_lost_to_a_redis_flush_gives_the_run_back(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("hold", hold=True)
     sid = new_session(ctx.settings, JFK)
     outcome: list[Outcome] = []

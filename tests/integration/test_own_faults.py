@@ -17,9 +17,9 @@ from sqlalchemy import select
 from tests.conftest import SAMPLES, AsrServer, make_settings
 from tests.factories import new_session, view
 from verbatim.admin import retry_session
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import OutboxItem, Session
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.runtime import build_context
 from verbatim.sealed.ring import create_ring_file, export_ring, import_keys
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture
-def ctx(settings) -> Iterator[RunContext]:  # type: ignore[no-untyped-def]
+def ctx(settings) -> Iterator[ProcessContext]:  # type: ignore[no-untyped-def]
     context = build_context(settings)
     yield context
     context.recognizer.close()
@@ -44,7 +44,7 @@ def pending_file_deletes(url: str, sid: uuid.UUID) -> int:
             OutboxItem.session_id == sid, OutboxItem.kind == "file", OutboxItem.done_at.is_(None))).all())
 
 
-def blocked_gauge(ctx: RunContext) -> dict[str, float]:
+def blocked_gauge(ctx: ProcessContext) -> dict[str, float]:
     found: dict[str, float] = {}
     for family in OpsCollector(ctx.repo.url, ctx.redis).collect():
         if family.name == "verbatim_sessions_blocked":
@@ -90,7 +90,7 @@ def test_a_key_the_worker_lacks_blocks_the_session_and_an_admin_retry_resumes(
         ctx.recognizer.close()
 
 
-def test_a_sealed_recording_cut_short_blocks_and_is_never_deleted(ctx: RunContext, asr: AsrServer) -> None:
+def test_a_sealed_recording_cut_short_blocks_and_is_never_deleted(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     path = Path(str(view(ctx.repo, sid).audio_path))
     with open(path, "r+b") as fh:  # a damaged disk: the file ends mid-segment
@@ -148,7 +148,7 @@ def test_sessions_waiting_behind_busy_workers_are_not_sent_again(
 
 
 # --- 7. The vendor's list is read to its end -----------------------------------------------------
-def test_adoption_and_the_tagged_delete_see_jobs_past_the_first_page(ctx: RunContext, asr: AsrServer) -> None:
+def test_adoption_and_the_tagged_delete_see_jobs_past_the_first_page(ctx: ProcessContext, asr: AsrServer) -> None:
     from verbatim.durable import outbox
 
     asr.fault("hold", hold=True)  # the jobs stay listed, and the recognizer does no work

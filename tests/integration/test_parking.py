@@ -13,9 +13,9 @@ from sqlalchemy import text
 from tests.conftest import API_KEY, SAMPLES, AsrServer, make_settings
 from tests.factories import new_session, view
 from verbatim import keys
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.durable.core import Outcome
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import Backoff, poll_parked
 from verbatim.pipeline.run import run_capture
 from verbatim.runtime import build_context
@@ -24,10 +24,10 @@ CLIP = SAMPLES / "nada_lily_02_haggard_0216.wav"
 
 
 @pytest.fixture
-def make_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir) -> Iterator[Callable[..., RunContext]]:  # type: ignore[no-untyped-def]
-    made: list[RunContext] = []
+def make_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir) -> Iterator[Callable[..., ProcessContext]]:  # type: ignore[no-untyped-def]
+    made: list[ProcessContext] = []
 
-    def make(**extra: object) -> RunContext:
+    def make(**extra: object) -> ProcessContext:
         values: dict[str, object] = {"recognizer_park_after_s": 0.0, "recognizer_park_s": 0.5,
                                      "recognizer_park_max_s": 2.0, **extra}
         ctx = build_context(make_settings(database_url, redis_url, asr, data_dir, **values))
@@ -39,7 +39,7 @@ def make_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir) -> Ite
         ctx.recognizer.close()
 
 
-def row(ctx: RunContext, sid: uuid.UUID) -> dict[str, object]:
+def row(ctx: ProcessContext, sid: uuid.UUID) -> dict[str, object]:
     with db_session(ctx.repo.url) as db:
         r = db.execute(text("""
             SELECT runs, fence, parked_at IS NOT NULL AS parked, extract(epoch FROM due_at - now()) AS due_in,
@@ -60,7 +60,7 @@ def wait_for(cond: Callable[[], bool], what: str, timeout_s: float = 60.0) -> No
         time.sleep(0.1)
 
 
-def lookups_until_queued(ctx: RunContext, sid: uuid.UUID, timeout_s: float = 60.0) -> None:
+def lookups_until_queued(ctx: ProcessContext, sid: uuid.UUID, timeout_s: float = 60.0) -> None:
     """Tick the parked-session look-up until it queues ``sid`` (its job done, its look-up time passed)."""
     deadline = time.monotonic() + timeout_s
     while sid not in poll_parked(ctx, Backoff()).queued:
@@ -68,14 +68,14 @@ def lookups_until_queued(ctx: RunContext, sid: uuid.UUID, timeout_s: float = 60.
         time.sleep(0.2)
 
 
-def park(ctx: RunContext, sid: uuid.UUID) -> str:
+def park(ctx: ProcessContext, sid: uuid.UUID) -> str:
     assert run_capture(ctx, sid) is Outcome.PARKED
     job = view(ctx.repo, sid).vendor_job_id
     assert job is not None
     return str(job)
 
 
-def test_a_run_parks_once_its_job_is_saved_and_the_park_is_not_a_run(make_ctx: Callable[..., RunContext]) -> None:
+def test_a_run_parks_once_its_job_is_saved_and_the_park_is_not_a_run(make_ctx: Callable[..., ProcessContext]) -> None:
     ctx = make_ctx(recognizer_park_s=30.0)
     sid = new_session(ctx.settings, CLIP)
     park(ctx, sid)
@@ -87,7 +87,7 @@ def test_a_run_parks_once_its_job_is_saved_and_the_park_is_not_a_run(make_ctx: C
     assert s.status == "recognizing" and s.audio_path is None  # our audio went after the job id was saved
 
 
-def test_a_lost_notification_is_covered_by_the_lookup_time(make_ctx: Callable[..., RunContext], asr: AsrServer
+def test_a_lost_notification_is_covered_by_the_lookup_time(make_ctx: Callable[..., ProcessContext], asr: AsrServer
                                                            ) -> None:
     ctx = make_ctx()  # no callback URL: no notification will ever arrive
     sid = new_session(ctx.settings, CLIP)
@@ -104,7 +104,7 @@ def test_a_lost_notification_is_covered_by_the_lookup_time(make_ctx: Callable[..
     assert row(ctx, sid)["runs"] == 1 and not row(ctx, sid)["parked"]
 
 
-def test_a_job_still_running_is_looked_up_again_later_not_queued(make_ctx: Callable[..., RunContext],
+def test_a_job_still_running_is_looked_up_again_later_not_queued(make_ctx: Callable[..., ProcessContext],
                                                                  asr: AsrServer) -> None:
     ctx = make_ctx()
     asr.fault("hold")  # the job stays running
@@ -117,7 +117,7 @@ def test_a_job_still_running_is_looked_up_again_later_not_queued(make_ctx: Calla
     assert ctx.redis.llen(keys.CAPTURE_QUEUE) == 0
 
 
-def test_a_vendor_429_slows_the_poller_without_spending_runs(make_ctx: Callable[..., RunContext],
+def test_a_vendor_429_slows_the_poller_without_spending_runs(make_ctx: Callable[..., ProcessContext],
                                                             asr: AsrServer) -> None:
     ctx = make_ctx()
     sid = new_session(ctx.settings, CLIP)
@@ -139,7 +139,7 @@ def test_a_vendor_429_slows_the_poller_without_spending_runs(make_ctx: Callable[
     assert row(ctx, sid)["runs"] == 1
 
 
-def test_a_parked_session_survives_a_redis_flush(make_ctx: Callable[..., RunContext], asr: AsrServer) -> None:
+def test_a_parked_session_survives_a_redis_flush(make_ctx: Callable[..., ProcessContext], asr: AsrServer) -> None:
     ctx = make_ctx()
     sid = new_session(ctx.settings, CLIP)
     job = park(ctx, sid)
@@ -149,7 +149,7 @@ def test_a_parked_session_survives_a_redis_flush(make_ctx: Callable[..., RunCont
     assert run_capture(ctx, sid) is Outcome.READY
 
 
-def test_the_session_deadline_applies_to_parked_sessions(make_ctx: Callable[..., RunContext], asr: AsrServer
+def test_the_session_deadline_applies_to_parked_sessions(make_ctx: Callable[..., ProcessContext], asr: AsrServer
                                                          ) -> None:
     ctx = make_ctx()
     asr.fault("hold")
@@ -163,7 +163,7 @@ def test_the_session_deadline_applies_to_parked_sessions(make_ctx: Callable[...,
     assert view(ctx.repo, sid).failure_code == "deadline_exceeded"
 
 
-def test_a_resumed_run_whose_job_still_runs_parks_again_uncounted(make_ctx: Callable[..., RunContext],
+def test_a_resumed_run_whose_job_still_runs_parks_again_uncounted(make_ctx: Callable[..., ProcessContext],
                                                                   asr: AsrServer) -> None:
     ctx = make_ctx()
     asr.fault("hold")

@@ -18,10 +18,10 @@ from sqlalchemy import select, update
 from tests.conftest import FAST, SAMPLES, STEADY, AsrServer, make_settings
 from tests.factories import SessionView, new_session, view
 from verbatim.config import Settings
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import DurableRun, Session, SessionEvent, Transcript
 from verbatim.embedded import EmbeddedRedis
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.run import Outcome, run_capture
 from verbatim.runtime import build_context
 
@@ -29,31 +29,31 @@ JFK = SAMPLES / "jfk.wav"
 
 
 @pytest.fixture
-def ctx(settings: Settings) -> Iterator[RunContext]:
+def ctx(settings: Settings) -> Iterator[ProcessContext]:
     context = build_context(settings)
     yield context
     context.recognizer.close()
 
 
 @pytest.fixture
-def steady_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> Iterator[RunContext]:
+def steady_ctx(database_url: str, redis_url: str, asr: AsrServer, data_dir: Path) -> Iterator[ProcessContext]:
     """A context whose runs neither park nor lose their lease on a loaded machine (``STEADY``)."""
     context = build_context(make_settings(database_url, redis_url, asr, data_dir, **STEADY))
     yield context
     context.recognizer.close()
 
 
-def row(ctx: RunContext, sid: uuid.UUID) -> SessionView:
+def row(ctx: ProcessContext, sid: uuid.UUID) -> SessionView:
     return view(ctx.repo, sid)
 
 
-def transcripts(ctx: RunContext, sid: uuid.UUID) -> dict[str, list[dict]]:  # type: ignore[type-arg]
+def transcripts(ctx: ProcessContext, sid: uuid.UUID) -> dict[str, list[dict]]:  # type: ignore[type-arg]
     with db_session(ctx.repo.url) as db:
         return {t.client_id: t.segments for t in db.execute(select(Transcript).where(Transcript.session_id == sid))
                 .scalars()}
 
 
-def drain_outbox(ctx: RunContext, timeout_s: float = 60.0) -> None:
+def drain_outbox(ctx: ProcessContext, timeout_s: float = 60.0) -> None:
     """Deliver the outbox as the sweep process would, until nothing is pending (or fail after ``timeout_s``)."""
     deadline = time.monotonic() + timeout_s
     while ctx.cleanup.outbox.pending():
@@ -62,7 +62,7 @@ def drain_outbox(ctx: RunContext, timeout_s: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def assert_clean(ctx: RunContext, asr: AsrServer, sid: uuid.UUID) -> None:
+def assert_clean(ctx: ProcessContext, asr: AsrServer, sid: uuid.UUID) -> None:
     """Nothing left behind once the outbox is delivered: no audio, no vendor job, one submission."""
     drain_outbox(ctx)
     assert not ctx.volume.path_for(sid).exists()
@@ -70,7 +70,7 @@ def assert_clean(ctx: RunContext, asr: AsrServer, sid: uuid.UUID) -> None:
     assert asr.submissions().get(str(sid), 0) == 1
 
 
-def test_session_becomes_transcript_and_copies_disappear(ctx: RunContext, asr: AsrServer) -> None:
+def test_session_becomes_transcript_and_copies_disappear(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     assert run_capture(ctx, sid) is Outcome.READY
     s = row(ctx, sid)
@@ -83,7 +83,7 @@ def test_session_becomes_transcript_and_copies_disappear(ctx: RunContext, asr: A
     assert_clean(ctx, asr, sid)
 
 
-def test_dictation_single_voice_is_the_therapist(ctx: RunContext, asr: AsrServer) -> None:
+def test_dictation_single_voice_is_the_therapist(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK, session_type="dictation")
     assert run_capture(ctx, sid) is Outcome.READY
     s = row(ctx, sid)
@@ -96,7 +96,7 @@ def test_dictation_single_voice_is_the_therapist(ctx: RunContext, asr: AsrServer
     assert asr.last_config()["transcription_config"]["speaker_diarization_config"]["max_speakers"] == 1
 
 
-def test_run_with_lease_held_does_nothing_and_counts_nothing(ctx: RunContext) -> None:
+def test_run_with_lease_held_does_nothing_and_counts_nothing(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, JFK)
     other = ctx.new_lease(sid)
     assert other.acquire()
@@ -107,13 +107,13 @@ def test_run_with_lease_held_does_nothing_and_counts_nothing(ctx: RunContext) ->
     assert row(ctx, sid).runs == 0
 
 
-def test_duplicate_delivery_three_at_once_one_does_the_work(ctx: RunContext, asr: AsrServer) -> None:
+def test_duplicate_delivery_three_at_once_one_does_the_work(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     contexts = [build_context(ctx.settings) for _ in range(3)]
     outcomes: list[Outcome] = []
     barrier = threading.Barrier(3)
 
-    def go(c: RunContext) -> None:
+    def go(c: ProcessContext) -> None:
         barrier.wait()
         outcomes.append(run_capture(c, sid))
 
@@ -127,7 +127,7 @@ def test_duplicate_delivery_three_at_once_one_does_the_work(ctx: RunContext, asr
     assert_clean(ctx, asr, sid)
 
 
-def test_saved_checkpoint_never_lifts_the_run_limit(ctx: RunContext, asr: AsrServer) -> None:
+def test_saved_checkpoint_never_lifts_the_run_limit(ctx: ProcessContext, asr: AsrServer) -> None:
     sid = new_session(ctx.settings, JFK)
     assert run_capture(ctx, sid) is Outcome.READY
     turns = row(ctx, sid).raw_turns
@@ -144,7 +144,7 @@ def test_saved_checkpoint_never_lifts_the_run_limit(ctx: RunContext, asr: AsrSer
     assert "session_failed" in kinds
 
 
-def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
+def test_past_polished_runs_publishes_as_heard(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, JFK)
     with db_session(ctx.repo.url) as db:
         db.execute(update(DurableRun).where(DurableRun.subject_id == sid).values(runs=3))
@@ -156,7 +156,7 @@ def test_past_polished_runs_publishes_as_heard(ctx: RunContext) -> None:
     assert published == raw
 
 
-def test_couples_session_one_record_per_client_with_placeholders(steady_ctx: RunContext) -> None:
+def test_couples_session_one_record_per_client_with_placeholders(steady_ctx: ProcessContext) -> None:
     ctx = steady_ctx  # the recognition of this 2-voice clip may take minutes on a loaded machine: it must not park
     sid = new_session(ctx.settings, SAMPLES / "therapy_dialogue.wav", client_ids=["alex", "sam"])
     # Two voices only: force a three-speaker mapping through the correction path later; here
@@ -176,7 +176,7 @@ def test_couples_session_one_record_per_client_with_placeholders(steady_ctx: Run
     [("submit", "429"), ("status", "429"), ("status", "500"), ("transcript", "503"), ("delete", "500"),
      ("list", "500")],
 )
-def test_transient_faults_never_spend_a_run(steady_ctx: RunContext, asr: AsrServer, kind: str, mode: str) -> None:
+def test_transient_faults_never_spend_a_run(steady_ctx: ProcessContext, asr: AsrServer, kind: str, mode: str) -> None:
     ctx = steady_ctx  # a run that lost its lease to a stalled machine would end SUPERSEDED, not READY
     asr.fault("fail", kind=kind, mode=mode, count=3, retry_after_s=0.2 if mode == "429" else None)
     sid = new_session(ctx.settings, JFK)
@@ -216,14 +216,14 @@ def test_a_steady_run_keeps_its_lease_and_its_worker_through_a_stalled_machine(
         ctx.recognizer.close()
 
 
-def test_slow_responses_past_the_per_attempt_timeout_are_retried(ctx: RunContext, asr: AsrServer) -> None:
+def test_slow_responses_past_the_per_attempt_timeout_are_retried(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("fail", kind="status", mode="timeout", count=2, delay_s=ctx.settings.recognizer_request_timeout_s + 1)
     sid = new_session(ctx.settings, JFK)
     assert run_capture(ctx, sid) is Outcome.READY
     assert row(ctx, sid).runs == 1
 
 
-def test_vendor_down_past_budget_refunds_the_run(ctx: RunContext, asr: AsrServer) -> None:
+def test_vendor_down_past_budget_refunds_the_run(ctx: ProcessContext, asr: AsrServer) -> None:
     ctx.recognizer.retry = type(ctx.recognizer.retry)(attempts=3, budget_s=2.0, wait_initial_s=0.1, wait_max_s=0.2)
     asr.fault("fail", kind="any", mode="500", count=50)
     sid = new_session(ctx.settings, JFK)
@@ -234,7 +234,7 @@ def test_vendor_down_past_budget_refunds_the_run(ctx: RunContext, asr: AsrServer
     assert s.due_at is not None  # the sweep process sends it again once due
 
 
-def test_rejected_audio_fails_the_session(ctx: RunContext, asr: AsrServer) -> None:
+def test_rejected_audio_fails_the_session(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("reject_next", count=1)
     sid = new_session(ctx.settings, JFK)
     assert run_capture(ctx, sid) is Outcome.FAILED
@@ -243,7 +243,7 @@ def test_rejected_audio_fails_the_session(ctx: RunContext, asr: AsrServer) -> No
     assert not ctx.volume.path_for(sid).exists()
 
 
-def test_job_deleted_mid_poll_is_recognizer_job_lost(ctx: RunContext, asr: AsrServer) -> None:
+def test_job_deleted_mid_poll_is_recognizer_job_lost(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("hold", hold=True)
     asr.fault("delete_on_poll", count=1)
     sid = new_session(ctx.settings, JFK)
@@ -252,7 +252,7 @@ def test_job_deleted_mid_poll_is_recognizer_job_lost(ctx: RunContext, asr: AsrSe
     assert (s.status, s.failure_code) == ("failed", "recognizer_job_lost")
 
 
-def test_job_expired_is_recognizer_job_lost(ctx: RunContext, asr: AsrServer) -> None:
+def test_job_expired_is_recognizer_job_lost(ctx: ProcessContext, asr: AsrServer) -> None:
     asr.fault("hold", hold=True)
     sid = new_session(ctx.settings, JFK)
     expired: list[str] = []
@@ -287,7 +287,7 @@ def test_bad_api_key_blocks_with_audio_kept(settings: Settings, asr: AsrServer) 
     assert str(sid) not in asr.submissions()
 
 
-def test_logs_are_json_with_session_and_run_and_no_patient_data(ctx: RunContext, capsys: pytest.CaptureFixture[str]
+def test_logs_are_json_with_session_and_run_and_no_patient_data(ctx: ProcessContext, capsys: pytest.CaptureFixture[str]
                                                                 ) -> None:
     import json
 

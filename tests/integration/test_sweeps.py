@@ -14,10 +14,10 @@ from tests.conftest import SAMPLES, AsrServer
 from tests.factories import force_due, new_session
 from verbatim import keys
 from verbatim.config import Settings
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session, engine
 from verbatim.db.models import Session
 from verbatim.leases import Lease
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.sweeps import SweepReport, tick
 from verbatim.resumable import ResumableUploads
 from verbatim.runtime import build_context
@@ -26,7 +26,7 @@ CLIP = SAMPLES / "nada_lily_02_haggard_0216.wav"
 
 
 @pytest.fixture
-def ctx(settings: Settings) -> Iterator[RunContext]:
+def ctx(settings: Settings) -> Iterator[ProcessContext]:
     s = settings.model_copy(update={"vendor_job_max_age_s": 1.0, "orphan_audio_grace_s": 1.0, "lease_ttl_s": 2.0,
                                     "heartbeat_s": 0.5})
     c = build_context(s)
@@ -34,19 +34,19 @@ def ctx(settings: Settings) -> Iterator[RunContext]:
     c.recognizer.close()
 
 
-def sweep(ctx: RunContext) -> SweepReport:
+def sweep(ctx: ProcessContext) -> SweepReport:
     """One tick with every periodic sweep due (as if its period had passed)."""
     with db_session(ctx.repo.url) as db:
         db.execute(text("DELETE FROM sweep_schedule"))
     return tick(ctx)
 
 
-def make_due(ctx: RunContext, *sids: uuid.UUID, in_s: float = 0.0) -> None:
+def make_due(ctx: ProcessContext, *sids: uuid.UUID, in_s: float = 0.0) -> None:
     for sid in sids:
         force_due(ctx.repo.url, sid, in_s)
 
 
-def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext) -> None:
+def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: ProcessContext) -> None:
     due = new_session(ctx.settings, CLIP)
     waiting = new_session(ctx.settings, CLIP)  # its message is in the queue: due only after stall_s
     leased = new_session(ctx.settings, CLIP)
@@ -63,7 +63,7 @@ def test_due_session_requeued_but_not_one_leased_or_not_yet_due(ctx: RunContext)
     assert ctx.repo.runs.state(waiting).due_at is not None
 
 
-def test_a_live_lease_is_looked_at_again_at_its_expiry(ctx: RunContext) -> None:
+def test_a_live_lease_is_looked_at_again_at_its_expiry(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, CLIP)
     make_due(ctx, sid)
     # A lease far longer than the stall window and than any stall of a loaded machine: the recheck's
@@ -83,7 +83,7 @@ def test_a_live_lease_is_looked_at_again_at_its_expiry(ctx: RunContext) -> None:
         time.sleep(0.2)
 
 
-def test_stall_detection_uses_the_database_clock_and_the_stall_window(ctx: RunContext) -> None:
+def test_stall_detection_uses_the_database_clock_and_the_stall_window(ctx: ProcessContext) -> None:
     """A session with work outstanding, no due time and no write for stall_s is made due (safety net)."""
     old = new_session(ctx.settings, CLIP)
     new_session(ctx.settings, CLIP)  # written just now: left alone
@@ -96,7 +96,7 @@ def test_stall_detection_uses_the_database_clock_and_the_stall_window(ctx: RunCo
     assert report.requeued == [old]
 
 
-def test_one_failing_sweep_does_not_stop_the_others(ctx: RunContext) -> None:
+def test_one_failing_sweep_does_not_stop_the_others(ctx: ProcessContext) -> None:
     """The vendor's job list fails (recognizer unreachable): orphan audio and due runs still go."""
     ctx.recognizer = build_context(ctx.settings.model_copy(
         update={"recognizer_url": "http://127.0.0.1:9/v2"})).recognizer
@@ -112,7 +112,7 @@ def test_one_failing_sweep_does_not_stop_the_others(ctx: RunContext) -> None:
     assert report.requeued == [due]
 
 
-def test_a_finalized_resumable_upload_is_not_an_orphan(ctx: RunContext) -> None:
+def test_a_finalized_resumable_upload_is_not_an_orphan(ctx: ProcessContext) -> None:
     """tus finalize moves a file whose last PATCH is older than the grace: the grace counts from the move."""
     uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)
     owner = uuid.uuid4()
@@ -128,7 +128,7 @@ def test_a_finalized_resumable_upload_is_not_an_orphan(ctx: RunContext) -> None:
     assert committed.exists()
 
 
-def test_stranded_vendor_job_deleted_unless_a_live_session_references_it(ctx: RunContext, asr: AsrServer) -> None:
+def test_stranded_vendor_job_deleted_unless_a_live_session_references_it(ctx: ProcessContext, asr: AsrServer) -> None:
     done = new_session(ctx.settings, CLIP)
     live = new_session(ctx.settings, CLIP)
     orphan_job = ctx.recognizer.submit(ctx.volume.path_for(done), done)
@@ -145,7 +145,7 @@ def test_stranded_vendor_job_deleted_unless_a_live_session_references_it(ctx: Ru
     ctx.recognizer.delete(live_job)
 
 
-def test_orphan_audio_and_partial_uploads_deleted_after_the_grace(ctx: RunContext) -> None:
+def test_orphan_audio_and_partial_uploads_deleted_after_the_grace(ctx: ProcessContext) -> None:
     kept = new_session(ctx.settings, CLIP)
     gone = new_session(ctx.settings, CLIP)
     with db_session(ctx.repo.url) as db:
@@ -163,7 +163,7 @@ def test_orphan_audio_and_partial_uploads_deleted_after_the_grace(ctx: RunContex
     assert not stray.exists() and not partial.exists() and not ctx.volume.path_for(gone).exists()
 
 
-def test_stalled_query_uses_the_partial_index_with_many_finished_sessions(ctx: RunContext) -> None:
+def test_stalled_query_uses_the_partial_index_with_many_finished_sessions(ctx: ProcessContext) -> None:
     sid = new_session(ctx.settings, CLIP)
     with engine(ctx.repo.url).begin() as conn:
         conn.execute(text(

@@ -8,19 +8,19 @@ from typing import Any
 
 import structlog
 
+from verbatim.context import ProcessContext
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import Ticket
 from verbatim.errors import AudioRejected, RecognizerJobLost, RecognizerTransient
 from verbatim.leases import Lease
-from verbatim.pipeline.context import RunContext
 from verbatim.recognizer.client import JobState
 from verbatim.recognizer.turns import results_to_turns
 
 log = structlog.get_logger("verbatim.checkpoint")
 
 
-def wait_for_job(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str,
+def wait_for_job(ctx: ProcessContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str,
                  park_after_s: float | None = None) -> bool:
     """Poll the job with exponential backoff until done (True), checking the lease and the drain deadline.
 
@@ -57,7 +57,7 @@ def wait_for_job(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, jo
         wait = min(wait * 1.6, s.recognizer_poll_max_s)
 
 
-def checkpoint(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str,
+def checkpoint(ctx: ProcessContext, ticket: Ticket[CaptureState], lease: Lease, job_id: str,
                park_after_s: float | None = None) -> list[dict[str, Any]] | None:
     """Fetch the finished job's speaker turns and commit them before any model touches them.
 

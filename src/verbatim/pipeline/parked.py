@@ -30,11 +30,11 @@ from datetime import datetime, timedelta
 import structlog
 from sqlalchemy import func, select, text
 
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session
 from verbatim.durable.store import Seen
 from verbatim.errors import RecognizerTransient
-from verbatim.pipeline.context import RunContext
 from verbatim.recognizer.client import JobState
 from verbatim.telemetry import metrics
 
@@ -65,7 +65,7 @@ class ParkedReport:
 _backoff = Backoff()
 
 
-def poll_parked(ctx: RunContext, backoff: Backoff = _backoff) -> ParkedReport:
+def poll_parked(ctx: ProcessContext, backoff: Backoff = _backoff) -> ParkedReport:
     """Look up every parked session whose look-up time has passed (see the module docstring)."""
     s = ctx.settings
     report = ParkedReport()
@@ -118,7 +118,7 @@ def poll_parked(ctx: RunContext, backoff: Backoff = _backoff) -> ParkedReport:
     return report
 
 
-def _jobs_of(ctx: RunContext, sids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[str | None, float, datetime]]:
+def _jobs_of(ctx: ProcessContext, sids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[str | None, float, datetime]]:
     """Session → (vendor job id, its age in seconds, its submission time), for sessions with a submission."""
     if not sids:
         return {}
@@ -133,14 +133,14 @@ def _jobs_of(ctx: RunContext, sids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[st
         }
 
 
-def _poll_allowed(ctx: RunContext) -> bool:
+def _poll_allowed(ctx: ProcessContext) -> bool:
     """Whether the vendor may be asked now (database clock; a 429 holds every sweep process back)."""
     with db_session(ctx.repo.url) as db:
         held = db.execute(text("SELECT next_at > now() FROM sweep_schedule WHERE name = 'vendor_poll'")).scalar()
     return not held
 
 
-def _hold_poller(ctx: RunContext, wait_s: float) -> None:
+def _hold_poller(ctx: ProcessContext, wait_s: float) -> None:
     with db_session(ctx.repo.url) as db:
         db.execute(
             text("""

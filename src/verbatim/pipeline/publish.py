@@ -10,12 +10,12 @@ from typing import Any
 
 import structlog
 
+from verbatim.context import ProcessContext
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import Ticket
 from verbatim.errors import PolishError
 from verbatim.leases import Lease
-from verbatim.pipeline.context import RunContext
 from verbatim.polish.rules import rule_therapist
 from verbatim.polish.split import is_gap, speaker_roles
 
@@ -23,7 +23,7 @@ log = structlog.get_logger("verbatim.publish")
 
 
 def render(
-    ctx: RunContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
+    ctx: ProcessContext, turns: list[dict[str, Any]], client_ids: list[str], speaker_map: dict[str, str] | None,
     polish: bool, session_type: str | None = None,
 ) -> tuple[bool, list[dict[str, Any]]]:
     """(whether the model passes ran, the shown turns with their ``role``): the record's base.
@@ -66,7 +66,7 @@ def _with_gaps(shown: list[dict[str, Any]], cleaned: list[dict[str, Any]]) -> li
     return out
 
 
-def publish(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease, turns: list[dict[str, Any]]) -> bool:
+def publish(ctx: ProcessContext, ticket: Ticket[CaptureState], lease: Lease, turns: list[dict[str, Any]]) -> bool:
     """Write the published transcript(s) and mark the session ready (fenced). Returns ``polished``."""
     polish = ticket.run <= ctx.settings.polished_runs
     state = ticket.state

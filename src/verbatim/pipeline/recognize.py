@@ -8,19 +8,19 @@ import uuid
 
 import structlog
 
+from verbatim.context import ProcessContext
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import Ticket
 from verbatim.errors import FenceLost, IllegalTransition, LeaseLost, RecognizerJobLost
 from verbatim.leases import Lease
-from verbatim.pipeline.context import RunContext
 from verbatim.polish.split import speaker_count
 from verbatim.recognizer.client import Notify
 
 log = structlog.get_logger("verbatim.recognize")
 
 
-def adopt(ctx: RunContext, session_id: uuid.UUID) -> str | None:
+def adopt(ctx: ProcessContext, session_id: uuid.UUID) -> str | None:
     """A live vendor job of ours for this session — ledger first, then the vendor's list — or None.
 
     A run cut off between submit and save left such a job; adopting it instead of
@@ -44,7 +44,7 @@ def callback(base_url: str | None, submission_id: uuid.UUID, secret: str | None)
     return Notify(f"{base_url.rstrip('/')}/v1/recognizer/callbacks/{submission_id}", secret)
 
 
-def recognize(ctx: RunContext, ticket: Ticket[CaptureState], lease: Lease) -> str:
+def recognize(ctx: ProcessContext, ticket: Ticket[CaptureState], lease: Lease) -> str:
     """Get the session's audio to the recognizer exactly once; returns the saved vendor job id.
 
     Raises RecognizerTransient when the vendor stays unavailable past the retry budget,

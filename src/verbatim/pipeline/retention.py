@@ -23,7 +23,7 @@ from verbatim.errors import RecordUnavailable
 from verbatim.record import writer
 
 if TYPE_CHECKING:
-    from verbatim.pipeline.context import RunContext
+    from verbatim.context import ProcessContext
     from verbatim.pipeline.sweeps import SweepReport
 
 log = structlog.get_logger("verbatim.retention")
@@ -34,7 +34,7 @@ BATCH = 200
 DELETE_AFTER = "s.finished_at + make_interval(days => coalesce(c.transcript_retention_days, :default_days))"
 
 
-def expire_transcripts(ctx: RunContext, report: SweepReport) -> None:
+def expire_transcripts(ctx: ProcessContext, report: SweepReport) -> None:
     """Delete the transcripts whose retention has passed, oldest first, at most BATCH per pass."""
     with db_session(ctx.repo.url) as db:
         due = list(db.execute(
@@ -53,7 +53,7 @@ def expire_transcripts(ctx: RunContext, report: SweepReport) -> None:
         log.info("transcripts_expired", count=len(due))
 
 
-def _expire(ctx: RunContext, session_id: uuid.UUID, clinic_id: uuid.UUID) -> None:
+def _expire(ctx: ProcessContext, session_id: uuid.UUID, clinic_id: uuid.UUID) -> None:
     with db_session(ctx.repo.url) as db:
         try:
             # Under the session's lock: a session withdrawn or already expired meanwhile is left as it is,

@@ -17,6 +17,7 @@ import structlog
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim import keys
+from verbatim.context import ProcessContext
 from verbatim.crash import crash_point
 from verbatim.db.repo import CaptureState
 from verbatim.durable.core import DurableRuns, Limits, Outcome, Ticket
@@ -30,7 +31,6 @@ from verbatim.errors import (
 )
 from verbatim.leases import Lease
 from verbatim.pipeline.checkpoint import checkpoint
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.publish import publish
 from verbatim.pipeline.recognize import recognize
 from verbatim.reliability.sweep import emit_requested
@@ -50,7 +50,7 @@ class CaptureRun:
     name = "capture"
     log_key = "session_id"
 
-    def __init__(self, ctx: RunContext):
+    def __init__(self, ctx: ProcessContext):
         self.ctx = ctx
 
     def load(self, db: OrmSession, subject_id: uuid.UUID) -> CaptureState | None:
@@ -142,7 +142,7 @@ def _sealed_detail(exc: SealedDataError) -> str:
     return "the stored recording could not be opened (damaged or cut short); it is kept for an admin to inspect"
 
 
-def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease, job_id: str,
+def _checkpoint_or_resubmit(ctx: ProcessContext, ticket: CaptureTicket, lease: Lease, job_id: str,
                             park_after_s: float) -> list | None:
     try:
         return checkpoint(ctx, ticket, lease, job_id, park_after_s)
@@ -161,7 +161,7 @@ def _checkpoint_or_resubmit(ctx: RunContext, ticket: CaptureTicket, lease: Lease
             fresh.state, vendor_job_id=new_job, audio_path=None, job_age_s=0.0)), lease, new_job, park_after_s)
 
 
-def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
+def capture_runs(ctx: ProcessContext) -> DurableRuns[CaptureState]:
     """The durable-run executor for capture runs with this process's settings."""
     s = ctx.settings
     limits = Limits(
@@ -175,6 +175,6 @@ def capture_runs(ctx: RunContext) -> DurableRuns[CaptureState]:
     return runs
 
 
-def run_capture(ctx: RunContext, session_id: uuid.UUID) -> Outcome:
+def run_capture(ctx: ProcessContext, session_id: uuid.UUID) -> Outcome:
     """Execute one capture run for ``session_id``; never raises for expected faults."""
     return capture_runs(ctx).execute(session_id)

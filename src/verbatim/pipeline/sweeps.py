@@ -47,6 +47,7 @@ import structlog
 from sqlalchemy import select, text
 
 from verbatim import keys
+from verbatim.context import ProcessContext
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, VendorSubmission
 from verbatim.durable.outage import Backoff, backend_of
@@ -54,7 +55,6 @@ from verbatim.durable.store import RunStore
 from verbatim.durable.subjects import Subjects
 from verbatim.notes.retention import expire_signed_notes
 from verbatim.notes.states import NOTE_SUBJECTS
-from verbatim.pipeline.context import RunContext
 from verbatim.pipeline.parked import poll_parked
 from verbatim.pipeline.retention import expire_transcripts
 from verbatim.queue import waiting
@@ -94,7 +94,7 @@ class SweepReport:
         return [name for name, result in self.steps.items() if result == "error"]
 
 
-def tick(ctx: RunContext) -> SweepReport:
+def tick(ctx: ProcessContext) -> SweepReport:
     """One pass of every step; each one isolated. Periodic steps run only when their period is due."""
     report = SweepReport()
     _step(report, "stalled", lambda: mark_stalled_due(ctx, report))
@@ -134,14 +134,14 @@ def _step(report: SweepReport, name: str, fn: Callable[[], object]) -> None:
 NOT_DUE = object()  #: what a periodic step returns when its period already ran
 
 
-def _periodic(ctx: RunContext, report: SweepReport, name: str,
-              fn: Callable[[RunContext, SweepReport], object]) -> object:
+def _periodic(ctx: ProcessContext, report: SweepReport, name: str,
+              fn: Callable[[ProcessContext, SweepReport], object]) -> object:
     if not _claim_period(ctx, name):
         return NOT_DUE
     return fn(ctx, report)
 
 
-def _claim_period(ctx: RunContext, name: str) -> bool:
+def _claim_period(ctx: ProcessContext, name: str) -> bool:
     """Take this period of a periodic sweep (database clock); False if it already ran in this period."""
     with db_session(ctx.repo.url) as db:
         return db.execute(
@@ -154,7 +154,7 @@ def _claim_period(ctx: RunContext, name: str) -> bool:
         ).first() is not None
 
 
-def _mark_tick(ctx: RunContext) -> None:
+def _mark_tick(ctx: ProcessContext) -> None:
     """Record when the last tick finished (``sweep_schedule`` row ``tick``; the ops metrics read it)."""
     try:
         with db_session(ctx.repo.url) as db:
@@ -164,7 +164,7 @@ def _mark_tick(ctx: RunContext) -> None:
         log.warning("sweep_mark_failed", error=type(exc).__name__)
 
 
-def run_forever(ctx: RunContext, stop: threading.Event) -> None:
+def run_forever(ctx: ProcessContext, stop: threading.Event) -> None:
     """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM).
 
     A tick that ends after the next one was due logs ``sweep_late`` (how late, in seconds).
@@ -209,7 +209,7 @@ class DueKind:
     deadline_s: float  #: a subject's deadline when the stall net makes its first row
 
 
-def due_kinds(ctx: RunContext) -> list[DueKind]:
+def due_kinds(ctx: ProcessContext) -> list[DueKind]:
     """Every kind of durable run the sweep looks after."""
     from verbatim.notes.repo import NoteRepo
     from verbatim.notes.run import note_lease
@@ -226,13 +226,13 @@ def due_kinds(ctx: RunContext) -> list[DueKind]:
             DueKind(notes.runs, note_lease, notes.runnable, ctx.queue.enqueue_note, NOTE_SUBJECTS, s.note_deadline_s)]
 
 
-def requeue_due(ctx: RunContext, report: SweepReport) -> None:
+def requeue_due(ctx: ProcessContext, report: SweepReport) -> None:
     """Look at every run, of every kind, whose due time has passed (see the module docstring, (a))."""
     for kind in due_kinds(ctx):
         _requeue_due_of(ctx, kind, report)
 
 
-def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None:
+def _requeue_due_of(ctx: ProcessContext, kind: DueKind, report: SweepReport) -> None:
     s = ctx.settings
     store = kind.store
     due = store.claim_due(DUE_BATCH, s.stall_s)
@@ -278,7 +278,7 @@ def _requeue_due_of(ctx: RunContext, kind: DueKind, report: SweepReport) -> None
         report.requeued.append(sid)
 
 
-def mark_stalled_due(ctx: RunContext, report: SweepReport) -> None:
+def mark_stalled_due(ctx: ProcessContext, report: SweepReport) -> None:
     """Subjects of every kind with work outstanding, no due time and no write for ``stall_s`` (database
     clock) → due now."""
     for kind in due_kinds(ctx):
@@ -287,20 +287,20 @@ def mark_stalled_due(ctx: RunContext, report: SweepReport) -> None:
                                                           kind.deadline_s, DUE_BATCH))
 
 
-def _outbox(ctx: RunContext, report: SweepReport) -> None:
+def _outbox(ctx: ProcessContext, report: SweepReport) -> None:
     delivered = ctx.cleanup.deliver()
     report.outbox_done += len(delivered.done)
     report.outbox_failed += len(delivered.failed)
 
 
-def _analysis_reemit(ctx: RunContext, report: SweepReport) -> None:
+def _analysis_reemit(ctx: ProcessContext, report: SweepReport) -> None:
     from verbatim.reliability.sweep import sweep as reliability_sweep
 
     report.analysis_reemitted = len(reliability_sweep(ctx.redis, ctx.repo.url).reemitted)
 
 
 # --- (d) and (e): stranded vendor jobs, orphan audio -----------------------------------------
-def delete_stranded_vendor_jobs(ctx: RunContext, report: SweepReport) -> None:
+def delete_stranded_vendor_jobs(ctx: ProcessContext, report: SweepReport) -> None:
     """Delete our vendor jobs older than the max age that no live session references.
 
     "References" covers both a saved job id and a job a live session may still adopt (it has
@@ -362,7 +362,7 @@ def _rotation_copy_in_use(path: Path, grace_s: float) -> bool:
         return True  # gone already: nothing to delete
 
 
-def delete_orphan_audio(ctx: RunContext, report: SweepReport) -> None:
+def delete_orphan_audio(ctx: ProcessContext, report: SweepReport) -> None:
     """Delete recordings with no live session, and partial uploads, past the grace period;
     and resumable (tus) uploads past their expiry (``tus_expiry_s`` after creation).
 

@@ -1,4 +1,5 @@
-"""What a capture run works with, built once per worker process (never at import time).
+"""What every run (capture, note), sweep and retention pass of one process works with, built once per
+process after it starts (never at import time, never shared across a fork).
 
 The drain's cancel token is the core's (``verbatim.durable.cancel``); it is re-exported here.
 """
@@ -22,11 +23,11 @@ from verbatim.storage import AudioVolume
 if TYPE_CHECKING:
     from verbatim.pipeline.cleanup import Cleanup
 
-__all__ = ["CancelToken", "RunContext"]
+__all__ = ["CancelToken", "ProcessContext"]
 
 
 @dataclass
-class RunContext:
+class ProcessContext:
     """What every run and sweep of one process works with (it satisfies ``verbatim.durable.services.Services``)."""
 
     settings: Settings
