@@ -1,5 +1,5 @@
 """What a kind of run needs of its process, as a structural type: every kind depends on this, not on a
-concrete context, so no kind imports another's package (``pipeline.context.ProcessContext`` satisfies it).
+concrete context, so no kind imports another's package (``verbatim.context.ProcessContext`` satisfies it).
 """
 
 from __future__ import annotations
