@@ -147,6 +147,8 @@ class Segment(BaseModel):
     start_s: float
     end_s: float
     text: str
+    #: the recognizer's doubts about this turn: ``speaker_uncertain``, ``meaning_flip``, ``inaudible`` (a gap)
+    marks: list[str] = []
 
 
 class ClientTranscript(BaseModel):
