@@ -49,12 +49,22 @@ def _fold_returns(value: str) -> str:
     return value.replace("\r\n", "\n").replace("\r", "\n")
 
 
+#: characters that render as nothing though Unicode does not call them format characters: the Hangul
+#: fillers (letters!), the braille blank, the combining grapheme joiner, variation selectors, and the
+#: line and paragraph separators (a line break no reader of the record sees as one)
+INVISIBLE = frozenset({"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\u034f", "\u2028", "\u2029",
+                       *(chr(c) for c in range(0xFE00, 0xFE10))})
+
+
 def problem(value: str) -> str | None:
     """Why ``value`` may not be stored as free text (a sentence naming the first bad character by its
     code point and position, never quoting the text), or None when it may."""
     for position, ch in enumerate(value, start=1):
         if ch in ALLOWED_CONTROLS:
             continue
+        if ch in INVISIBLE:
+            return (f"holds U+{ord(ch):04X} at character {position}, a character that shows as nothing; remove it "
+                    "and send the text again")
         kind = REFUSED_CATEGORIES.get(unicodedata.category(ch))
         if kind is not None:
             return f"holds U+{ord(ch):04X} at character {position}, {kind}; remove it and send the text again"

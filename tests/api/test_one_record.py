@@ -141,6 +141,8 @@ def test_speaker_fix_racing_a_withdrawal_never_writes_the_words_back(api: Api, s
     r = door.result()
     assert (r.status_code, r.json()["error"]) == (410, "session_withdrawn")
     assert session_words(settings, sid) == (None, None, 0)
+    r = api.client.get(f"/v1/sessions/{sid}/transcript", headers=H(alice))
+    assert (r.status_code, r.json()["error"]) == (410, "session_withdrawn")
 
 
 def test_speaker_fix_racing_retention_never_keeps_the_words(api: Api, settings: Settings, alice: str) -> None:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session as OrmSession
 
@@ -143,6 +143,16 @@ class NoteEdit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     sections: list[SectionEdit] = Field(min_length=1, max_length=30)
+
+    @field_validator("sections")
+    @classmethod
+    def _names_unique(cls, sections: list[SectionEdit]) -> list[SectionEdit]:
+        # A sentence is named by its section and index (signing's decisions, citations): two sections
+        # of one name would let one decision cover two sentences.
+        names = [s.name.casefold() for s in sections]
+        if len(set(names)) != len(names):
+            raise ValueError("two sections have the same name: give each section its own name")
+        return sections
 
 
 class SentenceRef(BaseModel):

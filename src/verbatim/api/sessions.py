@@ -566,6 +566,8 @@ def get_transcript(session_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, a
         if found is None:
             raise
         row, action = found, "transcript_read_break_glass"
+    if row.status == SessionStatus.DELETED:
+        raise ApiError(410, "session_withdrawn", "the session was withdrawn: its transcript is gone")
     if row.transcript_expired_at is not None:
         raise ApiError(410, "transcript_expired",
                        f"the transcript was deleted on {row.transcript_expired_at:%Y-%m-%d}: its clinic's retention "
