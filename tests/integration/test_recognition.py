@@ -6,6 +6,7 @@ like the service does, so the whole module takes well under a minute.
 
 from __future__ import annotations
 
+import multiprocessing
 import wave
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -77,7 +78,8 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
             jobs[f"{name}_gap{gap}"] = (path, cut)
     # Longest first so the two workers finish together.
     order = sorted(jobs, key=lambda k: -jobs[k][0].stat().st_size)
-    with ProcessPoolExecutor(max_workers=2) as pool:
+    # spawn, not fork: this test process has other threads, and a child forked while one holds a lock hangs.
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         # The capture run asks for clients + therapist: 3 for this family, 2 to test the bound.
         futures = {k: pool.submit(transcribe, jobs[k][0], max_speakers=MAX_SPEAKERS.get(k, 2)) for k in order}
         return {k: (futures[k].result(), jobs[k][1]) for k in jobs}
