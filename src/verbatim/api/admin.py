@@ -15,7 +15,7 @@ from verbatim.api.deps import ActorDep, AdminDep, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.sessions import SessionOut, _out, _outs
 from verbatim.db.engine import db_session
-from verbatim.ops_runs import RunState, list_runs
+from verbatim.ops_runs import RunRow, RunState, list_runs
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -62,23 +62,9 @@ def admin_retry(session_id: uuid.UUID, svc: ServicesDep, _: AdminDep, actor: Act
     return _out(svc, svc.repo.get(session_id), redact=True)
 
 
-class RunOut(BaseModel):
-    """One unfinished run (``verbatim.ops_runs.RunRow``): no patient data."""
-
-    kind: str
-    subject_id: str
-    state: RunState
-    subject_status: str | None
-    holder: str | None
-    since: str
-    next_due_at: str | None
-    deadline_at: str | None
-    runs: int
-    last_fault_code: str | None
-
-
 class RunPage(BaseModel):
-    items: list[RunOut]
+    #: one unfinished run each (``verbatim.ops_runs.RunRow``, a dataclass pydantic reads as it is): no patient data
+    items: list[RunRow]
 
 
 @router.get("/runs", response_model=RunPage)
@@ -100,4 +86,4 @@ def admin_runs(
                        "be told apart; try again shortly", headers={"Retry-After": "5"}) from None
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "admin_runs_listed", None, {"count": len(rows)})
-    return RunPage(items=[RunOut(**r.as_dict()) for r in rows])
+    return RunPage(items=rows)
