@@ -14,7 +14,8 @@ Production defaults (lease 60 s, heartbeat 15 s, sweep tick 2 s) and test timing
 heartbeat 1 s, tick 0.5 s). Every wait has a deadline scaled to the lease (``--timeout-factor``)
 that ends the bench with a message naming what never happened. Prints figures, asserts nothing.
 Last line: one JSON object (``recovery_max_s``: the slowest production replacement; lease TTL +
-10 s is the promise; ``restart_max_s``: the slowest production restart).
+10 s is the promise; ``restart_max_s``: the slowest production restart; ``kills_production`` and
+``kills_test``: how many kills each timing set's figures rest on).
 
     python bench/recovery.py [--kills N] [--only test|production]
 """
@@ -130,11 +131,16 @@ def main() -> None:
     result: dict[str, Any] = {}
     if args.only != "production":
         print("test timings (lease 4 s, heartbeat 1 s, sweep tick 0.5 s):")
-        fast = _summary("test timings", measure(TEST_TIMINGS, args.kills, args.timeout_factor))
+        fast_times = measure(TEST_TIMINGS, args.kills, args.timeout_factor)
+        fast = _summary("test timings", fast_times)
         result.update({f"test_{k}": v for k, v in fast.items()})
+        result["kills_test"] = sum(len(v) for v in fast_times.values())
     if args.only != "test":
         print("production defaults (lease 60 s, heartbeat 15 s, sweep tick 2 s):")
-        prod = _summary("production", measure({}, args.kills, args.timeout_factor))
+        prod_times = measure({}, args.kills, args.timeout_factor)
+        prod = _summary("production", prod_times)
+        #: how many kills the production figures rest on (restart and replace together)
+        result["kills_production"] = sum(len(v) for v in prod_times.values())
         result.update({"recovery_median_s": prod.get("replace_median_s"), "recovery_max_s": prod.get("replace_max_s"),
                        "restart_median_s": prod.get("restart_median_s"), "restart_max_s": prod.get("restart_max_s")})
         if prod.get("replace_median_s") and prod.get("restart_median_s"):
