@@ -31,20 +31,17 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
 import redis
+from scratch_db import database, redis_server  # bench/ is on sys.path: the script's own folder
 from sqlalchemy import func, select
-from sqlalchemy.engine import make_url
 
 from verbatim.auth import ensure_therapist
-from verbatim.db.engine import db_session, dispose_all
-from verbatim.db.migrate import upgrade
+from verbatim.db.engine import db_session
 from verbatim.db.models import Session
 from verbatim.db.repo import Repo
 from verbatim.db.roles import runtime_url
-from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 from verbatim.polish.rules import RulePolisher, rule_therapist
-from verbatim.polish.split import speaker_roles, split_per_client
+from verbatim.polish.split import speaker_roles
 from verbatim.reliability.models import ReliabilityAnalysis
 from verbatim.reliability.settings import load_reliability_settings
 from verbatim.reliability.streams import read_progress
@@ -92,7 +89,7 @@ def publish_sessions(database_url: str, n: int, n_turns: int, seed: int) -> tupl
             repo.runs.count(db, sid, 60.0, 86400.0)  # run 1, fence 1
         shown = polisher.readability([{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw])
         roles = speaker_roles(shown, ["client-a"], rule_therapist(shown), None)
-        repo.publish(sid, 1, 1, split_per_client(shown, ["client-a"], roles), True, shown)
+        repo.publish(sid, 1, 1, True, [{**t, "role": roles[t["speaker"]]} for t in shown])
         ids.append(sid)
     return ids, therapist_id
 
@@ -135,91 +132,69 @@ def main() -> None:
 
     scratch = Path(tempfile.mkdtemp(prefix="verbatim-bench-"))
     scratch.chmod(0o755)
-    embedded: list[EmbeddedPostgres | EmbeddedRedis] = []
-    server_url = os.environ.get("VERBATIM_DATABASE_URL")
-    if not server_url:
-        pg = EmbeddedPostgres(scratch / "pg", free_port(), fast=True)
-        pg.start()
-        embedded.append(pg)
-        server_url = pg.url
-    redis_url = os.environ.get("VERBATIM_REDIS_URL")
-    if not redis_url:
-        rd = EmbeddedRedis(scratch / "redis", free_port())
-        rd.start()
-        embedded.append(rd)
-        redis_url = rd.url
-    db_name = f"verbatim_bench_{uuid.uuid4().hex[:8]}"
-    u = make_url(server_url)
-    admin = psycopg.connect(host=u.host, port=u.port or 5432, user=u.username or "postgres", password=u.password,
-                            dbname=u.database or "postgres", autocommit=True)
-    admin.execute(f'CREATE DATABASE "{db_name}"')
-    database_url = u.set(database=db_name).render_as_string(hide_password=False)
-    prefix = f"bench:{uuid.uuid4().hex[:8]}"
-    rel_env = {"RELIABILITY_STREAM_KEY": f"{prefix}:events", "RELIABILITY_RETRY_STREAM_KEY": f"{prefix}:retry",
-               "RELIABILITY_DLQ_STREAM_KEY": f"{prefix}:dlq", "RELIABILITY_READ_BLOCK_MS": "500"}
-    os.environ.update(rel_env)
-    rsettings = load_reliability_settings()
-    client = redis.Redis.from_url(redis_url)
-    procs: list[subprocess.Popen[bytes]] = []
-    ids: list[uuid.UUID] = []
-    try:
-        upgrade(database_url)
-        total = args.events + args.events // 2
-        t0 = time.monotonic()
-        ids, therapist_id = publish_sessions(database_url, total, args.turns, args.seed)
-        print(f"published {total} sessions of {args.turns} turns in {time.monotonic() - t0:.1f} s "
-              f"(PostgreSQL {'embedded' if not os.environ.get('VERBATIM_DATABASE_URL') else server_url})")
-        env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url), VERBATIM_REDIS_URL=redis_url,
-                   VERBATIM_LOG_JSON="true", VERBATIM_LOG_LEVEL="WARNING", VERBATIM_DATA_DIR=str(scratch))
-        for i in range(CONSUMERS):
-            log = open(scratch / f"worker-{i}.log", "ab")  # noqa: SIM115 - lives as long as the process
-            procs.append(subprocess.Popen([sys.executable, "-m", "verbatim.cli", "analysis-worker", "--name",
-                                           f"bench-{i}"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
-        # Warm-up: both consumers up and connected before the clock starts.
-        warm = ids[:CONSUMERS * 2]
-        for sid in warm:
-            emit_requested(client, sid, therapist_id, settings=rsettings)
-        wait_done(database_url, warm, 60)
-        burst, paced = ids[len(warm):args.events], ids[args.events:]
+    # database() migrates it and drops it after; the servers are the machine's, or embedded ones.
+    with database(scratch) as database_url, redis_server(scratch) as redis_url:
+        prefix = f"bench:{uuid.uuid4().hex[:8]}"
+        rel_env = {"RELIABILITY_STREAM_KEY": f"{prefix}:events", "RELIABILITY_RETRY_STREAM_KEY": f"{prefix}:retry",
+                   "RELIABILITY_DLQ_STREAM_KEY": f"{prefix}:dlq", "RELIABILITY_READ_BLOCK_MS": "500"}
+        os.environ.update(rel_env)
+        rsettings = load_reliability_settings()
+        client = redis.Redis.from_url(redis_url)
+        procs: list[subprocess.Popen[bytes]] = []
+        ids: list[uuid.UUID] = []
+        try:
+            total = args.events + args.events // 2
+            t0 = time.monotonic()
+            ids, therapist_id = publish_sessions(database_url, total, args.turns, args.seed)
+            where = "the machine's" if os.environ.get("VERBATIM_DATABASE_URL") else "embedded"
+            print(f"published {total} sessions of {args.turns} turns in {time.monotonic() - t0:.1f} s "
+                  f"(PostgreSQL {where})")
+            env = dict(os.environ, VERBATIM_DATABASE_URL=runtime_url(database_url), VERBATIM_REDIS_URL=redis_url,
+                       VERBATIM_LOG_JSON="true", VERBATIM_LOG_LEVEL="WARNING", VERBATIM_DATA_DIR=str(scratch))
+            for i in range(CONSUMERS):
+                log = open(scratch / f"worker-{i}.log", "ab")  # noqa: SIM115 - lives as long as the process
+                procs.append(subprocess.Popen([sys.executable, "-m", "verbatim.cli", "analysis-worker", "--name",
+                                               f"bench-{i}"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                              start_new_session=True))
+            # Warm-up: both consumers up and connected before the clock starts.
+            warm = ids[:CONSUMERS * 2]
+            for sid in warm:
+                emit_requested(client, sid, therapist_id, settings=rsettings)
+            wait_done(database_url, warm, 60)
+            burst, paced = ids[len(warm):args.events], ids[args.events:]
 
-        for sid in burst:
-            emit_requested(client, sid, therapist_id, settings=rsettings)
-        wait_done(database_url, burst, 600)
-        burst_lat, first, last = latencies(client, burst)
-        events_per_s = len(burst) / (last - first)
-        print(f"burst: {len(burst)} events in {last - first:.2f} s → {events_per_s:.1f} events/s "
-              f"({CONSUMERS} consumers, concurrency {rsettings.concurrency} each); "
-              f"p95 publish→done {p95(burst_lat):.3f} s (includes the backlog)")
+            for sid in burst:
+                emit_requested(client, sid, therapist_id, settings=rsettings)
+            wait_done(database_url, burst, 600)
+            burst_lat, first, last = latencies(client, burst)
+            events_per_s = len(burst) / (last - first)
+            print(f"burst: {len(burst)} events in {last - first:.2f} s → {events_per_s:.1f} events/s "
+                  f"({CONSUMERS} consumers, concurrency {rsettings.concurrency} each); "
+                  f"p95 publish→done {p95(burst_lat):.3f} s (includes the backlog)")
 
-        interval = 2 / events_per_s
-        for sid in paced:
-            emit_requested(client, sid, therapist_id, settings=rsettings)
-            time.sleep(interval)
-        wait_done(database_url, paced, 600)
-        paced_lat, _, _ = latencies(client, paced)
-        print(f"paced: {len(paced)} events at {1 / interval:.1f}/s → publish→done p50 "
-              f"{statistics.median(paced_lat):.3f} s, p95 {p95(paced_lat):.3f} s, max {max(paced_lat):.3f} s")
-        result = {"events_per_s": round(events_per_s, 2), "p95_publish_to_done_s": round(p95(paced_lat), 4)}
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-        for key in client.scan_iter(f"{prefix}:*"):
-            client.delete(key)
-        if ids:
-            client.delete(*[f"reliability_progress:{sid}" for sid in ids])
-        client.close()
-        dispose_all()
-        admin.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-        admin.close()
-        for server in reversed(embedded):
-            server.stop()
+            interval = 2 / events_per_s
+            for sid in paced:
+                emit_requested(client, sid, therapist_id, settings=rsettings)
+                time.sleep(interval)
+            wait_done(database_url, paced, 600)
+            paced_lat, _, _ = latencies(client, paced)
+            print(f"paced: {len(paced)} events at {1 / interval:.1f}/s → publish→done p50 "
+                  f"{statistics.median(paced_lat):.3f} s, p95 {p95(paced_lat):.3f} s, max {max(paced_lat):.3f} s")
+            result = {"events_per_s": round(events_per_s, 2), "p95_publish_to_done_s": round(p95(paced_lat), 4)}
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+            for p in procs:
+                try:
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+            for key in client.scan_iter(f"{prefix}:*"):
+                client.delete(key)
+            if ids:
+                client.delete(*[f"reliability_progress:{sid}" for sid in ids])
+            client.close()
     print(json.dumps(result))
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import tempfile
@@ -30,21 +29,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from fastapi.testclient import TestClient
+from scratch_db import database, redis_server  # bench/ is on sys.path: the script's own folder
 from sqlalchemy import insert, select
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session as OrmSession
 
 from verbatim.api.app import create_app
 from verbatim.auth import create_token, token_id
 from verbatim.config import load_settings
-from verbatim.db.engine import db_session, dispose_all, engine
-from verbatim.db.migrate import upgrade
+from verbatim.db.engine import db_session, engine
 from verbatim.db.models import ApiToken, Session
 from verbatim.db.repo import Repo
-from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
-from verbatim.polish.split import speaker_roles, split_per_client
+from verbatim.polish.split import speaker_roles
 from verbatim.reliability.analysis import analyse
 from verbatim.reliability.suggestions import create_suggestions
 from verbatim.web.store import COOKIE, start
@@ -101,8 +97,7 @@ def seed(database_url: str, sessions: int, words: int) -> tuple[str, uuid.UUID]:
         repo.runs.count(db, sid, 60.0, 86400.0)
     shown = [{k: t[k] for k in ("speaker", "start_s", "end_s", "text")} for t in raw]
     roles = speaker_roles(shown, ["client-a"], "S1", None)
-    repo.publish(sid, 1, 1, split_per_client(shown, ["client-a"], roles), False,
-                 [{**t, "role": roles[t["speaker"]]} for t in shown])
+    repo.publish(sid, 1, 1, False, [{**t, "role": roles[t["speaker"]]} for t in shown])
     with OrmSession(engine(database_url)) as db, db.begin():
         create_suggestions(db, sid, analyse(raw, repo.get(sid).published_turns))
     return token, sid
@@ -138,27 +133,8 @@ def main() -> None:
 
     scratch = Path(tempfile.mkdtemp(prefix="verbatim-bench-"))
     scratch.chmod(0o755)
-    embedded: list[EmbeddedPostgres | EmbeddedRedis] = []
-    server_url = os.environ.get("VERBATIM_DATABASE_URL")
-    if not server_url:
-        pg = EmbeddedPostgres(scratch / "pg", free_port(), fast=True)
-        pg.start()
-        embedded.append(pg)
-        server_url = pg.url
-    redis_url = os.environ.get("VERBATIM_REDIS_URL")
-    if not redis_url:
-        rd = EmbeddedRedis(scratch / "redis", free_port())
-        rd.start()
-        embedded.append(rd)
-        redis_url = rd.url
-    db_name = f"verbatim_bench_{uuid.uuid4().hex[:8]}"
-    u = make_url(server_url)
-    admin = psycopg.connect(host=u.host, port=u.port or 5432, user=u.username or "postgres", password=u.password,
-                            dbname=u.database or "postgres", autocommit=True)
-    admin.execute(f'CREATE DATABASE "{db_name}"')
-    database_url = u.set(database=db_name).render_as_string(hide_password=False)
-    try:
-        upgrade(database_url)
+    # database() migrates it and drops it after; the servers are the machine's, or embedded ones.
+    with database(scratch) as database_url, redis_server(scratch) as redis_url:
         token, sid = seed(database_url, args.sessions, args.words)
         settings = load_settings(mode="development", database_url=database_url, redis_url=redis_url,
                                  data_dir=scratch)
@@ -182,12 +158,6 @@ def main() -> None:
         result = {"sessions_page_ms": round(sessions_ms, 1), "transcript_page_ms": round(transcript_ms, 1),
                   "sessions_page_kib": round(sessions_b / 1024, 1),
                   "transcript_page_kib": round(transcript_b / 1024, 1)}
-    finally:
-        dispose_all()
-        admin.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-        admin.close()
-        for server in reversed(embedded):
-            server.stop()
     print(json.dumps(result))
 
 

@@ -238,7 +238,9 @@ class LeaseWatch:
             present.add(sid)
             old = self._seen.get(sid)
             if old is None or old[0] != token:
-                ended = self._ended.pop(sid, None) if old is None else (old[0], old[1], old[2] < 1500)
+                # A new token where the old one was: the old lease ended between two polls; it
+                # expired if its time had run out by now (a poll can come late on a loaded machine).
+                ended = self._ended.pop(sid, None) if old is None else (old[0], old[1], self._ran_out(old, now))
                 if ended is not None and ended[2] and ended[0] != token:
                     self.takeovers.append((sid, now - ended[1]))
                 # A lease is SET with its full TTL: when first seen, it was renewed ttl - pttl ago.
@@ -249,10 +251,14 @@ class LeaseWatch:
                 self._seen[sid] = (token, old[1], pttl, now)
         for sid in list(self._seen):
             if sid not in present:
-                token, renewed, pttl, seen = self._seen.pop(sid)
+                last = self._seen.pop(sid)
                 # Gone within a poll of its expiry: it expired; else it was released (deleted).
-                expired = pttl - (now - seen) * 1000 < self.period_s * 2000
-                self._ended[sid] = (token, renewed, expired)
+                self._ended[sid] = (last[0], last[1], self._ran_out(last, now))
+
+    def _ran_out(self, last: tuple[bytes, float, int, float], now: float) -> bool:
+        """Whether a lease last seen as ``last`` (token, renewed, pttl ms, seen) had run out by ``now``, ± a poll."""
+        _, _, pttl, seen = last
+        return pttl - (now - seen) * 1000 < self.period_s * 2000
 
 
 # --- the drill --------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""A migrated scratch database for a benchmark: on $VERBATIM_DATABASE_URL's server, else an embedded one."""
+"""Scratch servers for a benchmark: a migrated database on $VERBATIM_DATABASE_URL's server (else an
+embedded one) and a Redis URL ($VERBATIM_REDIS_URL, else an embedded server)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy.engine import make_url
 
 from verbatim.db.engine import dispose_all
 from verbatim.db.migrate import upgrade
-from verbatim.embedded import EmbeddedPostgres, free_port
+from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 
 
 @contextlib.contextmanager
@@ -46,3 +47,18 @@ def database(scratch: Path) -> Iterator[str]:
         dispose_all()
         with psycopg.connect(**params) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def redis_server(scratch: Path) -> Iterator[str]:
+    """Yield a Redis URL: $VERBATIM_REDIS_URL as it is, else an embedded server's (stopped after)."""
+    url = os.environ.get("VERBATIM_REDIS_URL")
+    if url:
+        yield url
+        return
+    server = EmbeddedRedis(scratch / "redis", free_port())
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
