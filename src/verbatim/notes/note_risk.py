@@ -34,9 +34,12 @@ _POSSESSIVE = r"(?:his|her|their|my|your|one's)"
 _TERMS: dict[str, list[re.Pattern[str]]] = {
     "suicide": [re.compile(p, _I) for p in (
         r"\bsuicid\w*", rf"\bkill(?:s|ed|ing)? {_SELF}", rf"\b(?:end|ending|ended|take|taking|took) {_POSSESSIVE} "
-        r"(?:own )?life\b", r"\bdeath wish(?:es)?\b", r"\b(?:wish(?:es|ed)?|want(?:s|ed)?) to (?:die|be dead|not wake up)\b", r"\boverdos\w*", r"\bbetter off dead\b")] + [re.compile(r"\bSI\b"), re.compile(r"\bSI/")],
+        r"(?:own )?life\b", r"\bdeath wish(?:es)?\b",
+        r"\b(?:wish(?:es|ed)?|want(?:s|ed)?) to (?:die|be dead|not wake up)\b", r"\boverdos\w*",
+        r"\bbetter off dead\b")] + [re.compile(r"\bSI\b")],
     "self_harm": [re.compile(p, _I) for p in (
-        r"\bself[- ]?harm\w*", r"\bself[- ]?injur\w*", r"\bself[- ]?mutilat\w*", r"\bcutting\b(?! (?:back|down|out|off|up|it|the|costs?|hours|class(?:es)?))",
+        r"\bself[- ]?harm\w*", r"\bself[- ]?injur\w*", r"\bself[- ]?mutilat\w*",
+        r"\bcutting\b(?! (?:back|down|out|off|up|it|the|costs?|hours|class(?:es)?))",
         rf"\b(?:cut|cuts|burn|burns|burned|hurt|hurts|hurting|harm|harms|harming) {_SELF}")]
     + [re.compile(r"\bNSSI\b")],
     "harm_to_others": [re.compile(p, _I) for p in (

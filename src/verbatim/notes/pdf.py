@@ -49,19 +49,19 @@ def document(title: str, header: list[str], body: str) -> bytes:
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
     pdf.set_font(_FAMILY, "B", 14)
-    pdf.multi_cell(0, 8, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.multi_cell(0, 8, title, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font(_FAMILY, "", 9)
     for line in header:
-        pdf.multi_cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 5, line, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.ln(3)
     pdf.set_font(_FAMILY, "", 10)
     for line in body.splitlines():
         if line == line.upper() and any(c.isupper() for c in line) and not line.startswith(" "):
             pdf.set_font(_FAMILY, "B", 10)
-            pdf.multi_cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 6, line, align="L", new_x="LMARGIN", new_y="NEXT")
             pdf.set_font(_FAMILY, "", 10)
         else:
-            pdf.multi_cell(0, 5, line or " ", new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 5, line or " ", align="L", new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
 
 

@@ -45,9 +45,12 @@ def headline(risk: dict[str, Any] | None) -> str:
     box = state(risk)
     if box == FOUND:
         n = len(risk["flags"])
-        return f"{n} statement{'s' if n != 1 else ''} about risk found in the transcript: review {'them' if n != 1 else 'it'}."
+        many = n != 1
+        return (f"{n} statement{'s' if many else ''} about risk found in the transcript: "
+                f"review {'them' if many else 'it'}.")
     if box == NOTE_MENTIONS:
-        return "The note's text speaks of risk (nothing was found in the transcript itself): check it against the record."
+        return ("The note's text speaks of risk (nothing was found in the transcript itself): "
+                "check it against the record.")
     if box == DENIED:
         return ("No risk statement detected by the automatic check; the client denied a risk topic when asked "
                 "(below). This is not a risk assessment.")
