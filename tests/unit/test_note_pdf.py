@@ -4,12 +4,10 @@ tags, and words in any script printed as written (fonts embedded, no ``?``)."""
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime
 from typing import Any
 
-from pypdf import PdfReader
-
+from tests.pdfs import text_of
 from verbatim.notes.pdf import document, signed_note
 from verbatim.notes.record import Change, Party, SignedRecord, changed_sentences
 
@@ -46,14 +44,9 @@ def _record(amended: bool = False) -> SignedRecord:
         signed_at=datetime(2026, 3, 2, 16, 30, tzinfo=UTC), body=after if amended else before, amendments=changes)
 
 
-def _text(pdf: bytes) -> str:
-    """The PDF's text as pypdf extracts it, whitespace (and so line wrapping) made single spaces."""
-    return " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).split())
-
-
 def test_the_signed_pdf_names_who_for_whom_when_and_what_with_a_signature_line() -> None:
     pdf = signed_note(_record())
-    text = _text(pdf)
+    text = text_of(pdf)
     for want in ("Clinic: Clínica Sur", "Clinician: Dana Reyes, LCSW", "Client: MRN-20431 (https://ehr.example/mrn)",
                  "Date of service: 2026-03-02, 09:00-09:50 CST (America/Chicago)", "Session: individual, 50 min",
                  "Status: final", "SIGNATURE", "Electronically signed by Dana Reyes, LCSW on 2026-03-02 10:30 CST",
@@ -66,7 +59,7 @@ def test_the_signed_pdf_names_who_for_whom_when_and_what_with_a_signature_line()
 
 
 def test_words_in_any_script_print_as_written() -> None:
-    text = _text(signed_note(_record()))
+    text = text_of(signed_note(_record()))
     for word in WORDS:
         assert word in text, (word, text)
     assert "?" not in text
@@ -76,12 +69,12 @@ def test_a_document_without_cjk_embeds_only_dejavu() -> None:
     latin = document("Record", ["Client: Zoë"], "Ελένη said «ναι».")
     cjk = document("Record", ["Client: 李小龍"], "ok")
     assert b"DejaVuSans" in latin and b"DroidSansFallback" not in latin
-    assert b"DroidSansFallback" in cjk and "李小龍" in _text(cjk)
+    assert b"DroidSansFallback" in cjk and "李小龍" in text_of(cjk)
 
 
 def test_an_amendment_shows_what_changed_why_and_by_whom_and_no_tags() -> None:
     pdf = signed_note(_record(amended=True))
-    text = _text(pdf)
+    text = text_of(pdf)
     for want in ("Status: amended", "AMENDMENT (VERSION 3)", "Amended by Dana Reyes, LCSW on 2026-03-04 12:05 CST",
                  "Reason: Added the bedtime the client gave",
                  "Added to Subjective: Client reports falling asleep around one in the morning."):
@@ -93,7 +86,7 @@ def test_an_amendment_shows_what_changed_why_and_by_whom_and_no_tags() -> None:
 
 def test_the_evidence_appendix_names_speakers_and_times_not_segment_ids() -> None:
     pdf = signed_note(_record(), evidence=True)
-    text = _text(pdf)
+    text = text_of(pdf)
     assert "APPENDIX: EVIDENCE" in text and "Subjective 1: client 01:02-01:05" in text
     assert SEGMENT not in text and SEGMENT.encode() not in pdf
 

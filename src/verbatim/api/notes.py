@@ -661,7 +661,7 @@ def client_record(session_id: uuid.UUID, client_id: str, svc: ServicesDep, who: 
             lines.append(f"  [{seg['start_s']:7.1f}s] {seg['speaker']}: {seg['text']}")
         for note in signed:
             lines += ["", f"SIGNED NOTE {note.id} ({note.format}, signed {note.signed_at:%Y-%m-%d})"]
-            lines.append(plain_text(repo.current_body(db, note)))
+            lines.append(plain_text(repo.current_body(db, note), export=True))  # as signed: no verifier tags
         audit.record(db, actor, "client_record_exported", session_id, {"notes": len(signed)})
     data = document(f"Record of {client_id}", [f"Session {session_id}, recorded {session.recorded_at:%Y-%m-%d}",
                                                f"Exported {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"],
