@@ -3,7 +3,7 @@
 Text is set in DejaVu Sans (Latin, Greek, Cyrillic, Hebrew, Arabic, …), embedded and subset per
 document, with Droid Sans Fallback for the Chinese, Japanese and Korean characters DejaVu lacks
 (added only when a document has them: it is large to parse). Both fonts ship inside the package
-(``verbatim/notes/fonts``, licences beside them), so every client's name prints as written on
+(``verbatim/notes/fonts``, licences and NOTICE.md beside them), so every client's name prints as written on
 any machine. Each font carries a ToUnicode map: the text extracts as it was written.
 """
 
