@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 from tests.api.conftest import Api
 from tests.api.test_notes_api import DIALOGUE, H, drafted, sign_all
 from tests.factories import ready_session, token_for
+from tests.pdfs import text_of
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, EhrIdentifier, Session, Therapist
@@ -48,18 +49,12 @@ def _setup(api: Api, settings: Settings, alice: str) -> tuple[str, str, dict[str
     return note_id, str(sid), staff
 
 
-def _pdf_text(data: bytes) -> str:
-    # fpdf2 writes uncompressed text operators: "(…) Tj"; enough to read what a page says.
-    found = re.findall(rb"\((.*?)(?<!\\)\) ?Tj", data)
-    return " ".join(m.decode("latin-1").replace("\\(", "(").replace("\\)", ")") for m in found)
-
-
 def test_the_signed_pdf_names_who_for_whom_when_and_carries_no_internal_ids(api: Api, settings: Settings,
                                                                            alice: str) -> None:
     note_id, sid, staff = _setup(api, settings, alice)
     pdf = api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice))
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
-    text = _pdf_text(pdf.content)
+    text = text_of(pdf.content)
     for want in ("Clinic: North Clinic", "Clinician: Alice Moreno, LCSW", "Client: MRN-20431",
                  "Date of service: 2026-03-02, 09:00-09:50 CST (America/Chicago)", "Session: individual, 50 min",
                  "Electronically signed by Alice Moreno, LCSW on", "Co-signed by Carol Diaz, PhD (supervisor) on",
@@ -68,7 +63,7 @@ def test_the_signed_pdf_names_who_for_whom_when_and_carries_no_internal_ids(api:
     for internal in (note_id, sid, staff["Alice"], "seg-", "[UNSUPPORTED]", "[CONTRADICTED]", "offline-drafter"):
         assert internal not in text and internal.encode() not in pdf.content
     assert "APPENDIX" not in text
-    appendix = _pdf_text(api.client.get(f"/v1/notes/{note_id}/pdf?evidence=true", headers=H(alice)).content)
+    appendix = text_of(api.client.get(f"/v1/notes/{note_id}/pdf?evidence=true", headers=H(alice)).content)
     assert "APPENDIX: EVIDENCE" in appendix and "seg-" not in appendix and re.search(r"client \d\d:\d\d-", appendix)
 
     # An amendment shows what changed, why and by whom.
@@ -79,10 +74,11 @@ def test_the_signed_pdf_names_who_for_whom_when_and_carries_no_internal_ids(api:
     r = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Corrected the time"},
                         headers=H(alice))
     assert r.status_code == 200, r.text
-    text = _pdf_text(api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice)).content)
+    text = text_of(api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice)).content)
     assert "Status: amended" in text and "Amended by Alice Moreno, LCSW on 20" in text
-    assert "Reason: Corrected the time" in text and f"Removed: {old}"[:60] in text
-    assert "Added: Client reports that they fall asleep around one in the morning." in text
+    assert "Reason: Corrected the time" in text and f"Removed from {sections[0]['name']}: {old}"[:60] in text
+    assert f"Added to {sections[0]['name']}: Client reports that they fall asleep around one in the morning." in text
+    assert "[UNSUPPORTED]" not in text and "UNSUPPORTED" not in text and "seg-" not in text
 
 
 def test_fhir_is_a_validated_bundle_of_the_document_and_the_provenance_of_its_signatures(

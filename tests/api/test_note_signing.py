@@ -111,8 +111,8 @@ def test_an_edit_runs_the_risk_check_again_on_the_edited_text(api: Api, settings
     risk = edited["risk"]
     assert risk["status"] == "found" and risk["flags"] == []  # the record's flags are the record's
     index = len(sections[0]["sentences"]) - 1  # type: ignore[arg-type]
-    assert {"category": "suicide", "section": "Subjective", "sentence": index} in [
-        {k: m[k] for k in ("category", "section", "sentence")} for m in risk["note_mentions"]]
+    assert {"category": "suicide", "section": "Subjective", "sentence": index, "denied": True} in risk["note_mentions"]
+    assert "checked" not in risk  # the box never says "nothing detected" over a note that speaks of risk
     page = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
     assert page["risk"]["note_mentions"] == risk["note_mentions"]
     # Taking the words out again takes the mention out.

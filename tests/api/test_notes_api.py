@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from tests.api.conftest import Api
 from tests.conftest import SAMPLES
 from tests.factories import ready_session, token_for
+from tests.pdfs import text_of
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import AuditEntry, Note, Therapist
@@ -236,8 +237,9 @@ def test_a_signed_note_outlives_the_transcript_and_a_withdrawal_needs_an_amendme
     # The right-of-access PDF: alex's record and signed note, none of sam's words.
     pdf = api.client.get(f"/v1/sessions/{sid}/clients/alex/record.pdf", headers=H(alice))
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
-    assert b"anxious every time the bills come" in pdf.content and b"defensive" not in pdf.content
-    assert b"SIGNED NOTE" in pdf.content
+    text = text_of(pdf.content)
+    assert "anxious every time the bills come" in text and "defensive" not in text
+    assert "SIGNED NOTE" in text and "[UNSUPPORTED]" not in text
 
     # The transcript's retention passes: the draft goes with it, the signed note stays (quote snapshots).
     ctx = build_context(settings)

@@ -45,7 +45,7 @@ from verbatim.notes.fhir import bundle
 from verbatim.notes.formats import BUILT_IN
 from verbatim.notes.note_risk import recheck
 from verbatim.notes.pdf import document, signed_note
-from verbatim.notes.record import Change, Party, SignedRecord, changed_lines
+from verbatim.notes.record import Change, Party, SignedRecord, changed_sentences
 from verbatim.notes.render import plain_text
 from verbatim.notes.repo import NoteRepo
 from verbatim.notes.service import Requested, request_note
@@ -516,6 +516,9 @@ def signed_record(db: OrmSession, repo: NoteRepo, note: Note) -> SignedRecord:
     changes = list(db.execute(select(NoteVersion).where(NoteVersion.note_id == note.id,
                                                         NoteVersion.kind == "amendment")
                               .order_by(NoteVersion.version)).scalars())
+    # What each amendment changed, from the bodies (the stored diff carries verifier tags and risk lines).
+    bodies = {v: b for v, b in db.execute(select(NoteVersion.version, NoteVersion.body).where(
+        NoteVersion.note_id == note.id, NoteVersion.version.in_([c.version - 1 for c in changes])))}
     ids = {note.therapist_id, *(x for x in [note.cosigned_by, *(c.author_id for c in changes)] if x)}
     staff = {t.id: t for t in db.execute(select(Therapist).where(Therapist.id.in_(ids))).scalars()}
     local = [note.client_id, *(str(i) for i in ids)]
@@ -541,7 +544,7 @@ def signed_record(db: OrmSession, repo: NoteRepo, note: Note) -> SignedRecord:
         session_type=session.session_type, signed_at=note.signed_at, body=repo.current_body(db, note),
         cosigner=party(note.cosigned_by) if note.cosigned_by else None, cosigned_at=note.cosigned_at,
         amendments=[Change(c.version, c.created_at, c.reason or "", party(c.author_id or note.therapist_id),
-                           *changed_lines(c.diff)) for c in changes])
+                           *changed_sentences(bodies.get(c.version - 1) or {}, c.body)) for c in changes])
 
 
 @router.get("/v1/notes/{note_id}/fhir")
@@ -658,7 +661,7 @@ def client_record(session_id: uuid.UUID, client_id: str, svc: ServicesDep, who: 
             lines.append(f"  [{seg['start_s']:7.1f}s] {seg['speaker']}: {seg['text']}")
         for note in signed:
             lines += ["", f"SIGNED NOTE {note.id} ({note.format}, signed {note.signed_at:%Y-%m-%d})"]
-            lines.append(plain_text(repo.current_body(db, note)))
+            lines.append(plain_text(repo.current_body(db, note), export=True))  # as signed: no verifier tags
         audit.record(db, actor, "client_record_exported", session_id, {"notes": len(signed)})
     data = document(f"Record of {client_id}", [f"Session {session_id}, recorded {session.recorded_at:%Y-%m-%d}",
                                                f"Exported {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"],

@@ -1,46 +1,67 @@
 """Notes and a client's record as PDF (fpdf2: pure Python, well kept, no system libraries).
 
-Text is set in the core Helvetica font, so characters outside Latin-1 are replaced (``?``);
-names and quotes in most Western European languages survive.
+Text is set in DejaVu Sans (Latin, Greek, Cyrillic, Hebrew, Arabic, …), embedded and subset per
+document, with Droid Sans Fallback for the Chinese, Japanese and Korean characters DejaVu lacks
+(added only when a document has them: it is large to parse). Both fonts ship inside the package
+(``verbatim/notes/fonts``, licences and NOTICE.md beside them), so every client's name prints as written on
+any machine. Each font carries a ToUnicode map: the text extracts as it was written.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
 
+from fontTools.ttLib import TTFont
 from fpdf import FPDF
 
 from verbatim.notes.record import SignedRecord
 from verbatim.notes.render import plain_text
 
+FONTS = Path(__file__).with_name("fonts")
+_FAMILY, _FALLBACK = "DejaVuSans", "DroidSansFallback"
 
-def _latin1(text: str) -> str:
-    return (text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-            .replace("\u2013", "-").replace("\u2014", "-").replace("\u21b3", "->")
-            .encode("latin-1", "replace").decode("latin-1"))
+
+@lru_cache(maxsize=1)
+def _covered() -> frozenset[int]:
+    """The code points DejaVu Sans has a glyph for."""
+    font = TTFont(FONTS / "DejaVuSans.ttf", lazy=True)
+    return frozenset(font.getBestCmap())
+
+
+def _pdf(text: str) -> FPDF:
+    pdf = FPDF(format="A4")
+    pdf.add_font(_FAMILY, "", FONTS / "DejaVuSans.ttf")
+    pdf.add_font(_FAMILY, "B", FONTS / "DejaVuSans-Bold.ttf")
+    covered = _covered()
+    if any(ord(c) not in covered for c in text if not c.isspace()):
+        pdf.add_font(_FALLBACK, "", FONTS / "DroidSansFallback.ttf")
+        pdf.set_fallback_fonts([_FALLBACK], exact_match=False)
+    return pdf
 
 
 def document(title: str, header: list[str], body: str) -> bytes:
     """A PDF with a title, header lines (who, when, status) and the body text (one paragraph per line)."""
-    pdf = FPDF(format="A4")
-    # Uncompressed: the text stays searchable by archive tools (and by our tests); notes are small.
+    pdf = _pdf("".join([title, *header, body]))
+    # Uncompressed: the text stays searchable by archive tools; notes are small.
     pdf.set_compression(False)
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
-    pdf.set_font("Helvetica", "B", 14)
-    pdf.multi_cell(0, 8, _latin1(title), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 9)
+    pdf.set_font(_FAMILY, "B", 14)
+    pdf.multi_cell(0, 8, title, align="L", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font(_FAMILY, "", 9)
     for line in header:
-        pdf.multi_cell(0, 5, _latin1(line), new_x="LMARGIN", new_y="NEXT")
+        pdf.multi_cell(0, 5, line, align="L", new_x="LMARGIN", new_y="NEXT")
     pdf.ln(3)
-    pdf.set_font("Helvetica", "", 10)
+    pdf.set_font(_FAMILY, "", 10)
     for line in body.splitlines():
-        if line and line == line.upper() and line.strip():
-            pdf.set_font("Helvetica", "B", 10)
-            pdf.multi_cell(0, 6, _latin1(line), new_x="LMARGIN", new_y="NEXT")
-            pdf.set_font("Helvetica", "", 10)
+        if line == line.upper() and any(c.isupper() for c in line) and not line.startswith(" "):
+            pdf.set_font(_FAMILY, "B", 10)
+            pdf.multi_cell(0, 6, line, align="L", new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font(_FAMILY, "", 10)
         else:
-            pdf.multi_cell(0, 5, _latin1(line) or " ", new_x="LMARGIN", new_y="NEXT")
+            pdf.multi_cell(0, 5, line or " ", align="L", new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
 
 
@@ -76,7 +97,9 @@ def signed_note(record: SignedRecord, *, evidence: bool = False) -> bytes:
         lines += ["", f"AMENDMENT (VERSION {change.version})",
                   f"  Amended by {change.by.signed_name} on {_when(record, change.at)}",
                   f"  Reason: {change.reason}"]
-        lines += [f"  Removed: {x}" for x in change.removed] + [f"  Added: {x}" for x in change.added]
+        lines += [f"  Removed from {x}" for x in change.removed] + [f"  Added to {x}" for x in change.added]
+        if not change.removed and not change.added:
+            lines.append("  No sentence changed.")
     if evidence:
         lines += ["", "APPENDIX: EVIDENCE"]
         for section in record.body.get("sections", []):

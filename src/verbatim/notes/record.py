@@ -8,6 +8,7 @@ them in the clinic's time zone.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,7 +32,8 @@ class Party:
 
 @dataclass(frozen=True)
 class Change:
-    """One amendment: the version it made, when, why, by whom, and the lines it changed (``-``/``+``)."""
+    """One amendment: the version it made, when, why, by whom, and the sentences it removed and added
+    ("Section: sentence", ``changed_sentences``)."""
 
     version: int
     at: datetime
@@ -75,14 +77,23 @@ class SignedRecord:
         return when.astimezone(ZoneInfo(self.time_zone))
 
 
-def changed_lines(diff: str) -> tuple[list[str], list[str]]:
-    """(removed, added) sentence lines of a unified diff of two versions' plain text (headers dropped)."""
-    removed, added = [], []
-    for line in diff.splitlines():
-        if line.startswith(("---", "+++", "@@")):
-            continue
-        if line.startswith("-") and line[1:].strip():
-            removed.append(line[1:].strip())
-        elif line.startswith("+") and line[1:].strip():
-            added.append(line[1:].strip())
+def changed_sentences(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(removed, added) sentences between two versions' bodies, each as "Section: sentence".
+
+    Only the note's words: no verifier labels, citations, segment ids or risk lines, so an
+    amendment prints what the clinician changed and nothing internal. A sentence moved to
+    another section reads removed from one and added to the other.
+    """
+    def flat(body: dict[str, Any]) -> list[str]:
+        return [f"{section['name']}: {str(s['text']).strip()}" for section in body.get("sections", [])
+                for s in section.get("sentences", []) if str(s.get("text", "")).strip()]
+
+    old, new = flat(before), flat(after)
+    removed: list[str] = []
+    added: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            removed += old[i1:i2]
+        if op in ("replace", "insert"):
+            added += new[j1:j2]
     return removed, added

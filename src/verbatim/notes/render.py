@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from verbatim.notes.risk import NOTHING_DETECTED
+from verbatim.notes import risk_box
 
 
 def plain_text(body: dict[str, Any], *, citations: bool = False, export: bool = False) -> str:
@@ -18,22 +18,7 @@ def plain_text(body: dict[str, Any], *, citations: bool = False, export: bool = 
     risk = body.get("risk")
     if risk is not None:
         lines.append("RISK FLAGS")
-        mentions = risk.get("note_mentions") or []
-        if not risk.get("flags"):
-            lines.append(f"  {risk.get('checked') or NOTHING_DETECTED}")
-        for f in risk.get("flags", []):
-            kind = f" ({f['kind']})" if f.get("kind") else ""
-            when = _clock(f["start_s"])
-            lines.append(f'  [{f["category"]}]{kind} {f["speaker"]} at {when}: "{f["quote"]}"{_asked(f)}')
-        for d in risk.get("denials", []):
-            lines.append(f'  denied when asked [{d["category"]}] {d["speaker"]} at {_clock(d["start_s"])}: '
-                         f'"{d["quote"]}"{_asked(d)}')
-        for h in risk.get("family_history", []):
-            lines.append(f'  family or others\' history [{h["category"]}] {h["speaker"]} at {_clock(h["start_s"])}: '
-                         f'"{h["quote"]}"')
-        for m in mentions:
-            said = "denied" if m.get("denied") else "mentioned"
-            lines.append(f'  [{m["category"]}] {said} in the note ({m["section"]}, sentence {m["sentence"] + 1})')
+        lines += [f"  {line}" for line in risk_box.lines(risk)]
         lines.append("")
     for section in body.get("sections", []):
         lines.append(str(section["name"]).upper())
@@ -55,11 +40,6 @@ def diff(before: str, after: str, from_version: int, to_version: int) -> str:
     """A unified diff of two versions' plain text."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=f"v{from_version}", tofile=f"v{to_version}"))
-
-
-def _asked(entry: dict[str, Any]) -> str:
-    q = entry.get("question")
-    return f' (asked: "{q["quote"]}")' if q else ""
 
 
 def _clock(seconds: float) -> str:

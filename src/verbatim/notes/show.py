@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from verbatim.notes.risk import NOTHING_DETECTED
+from verbatim.notes import risk_box
 
 _COLOUR = {"supported": "green", "unsupported": "yellow", "contradicted": "red"}
 
@@ -18,21 +18,11 @@ def print_note(console: Console, note: dict[str, Any], *, citations: bool = True
     console.rule(f"{note['format'].upper()} note for {note['client_id']}  ({note['status']}, v{note['version']}, "
                  f"written by {note.get('writer')})")
     risk = note.get("risk") or {}
-    if risk.get("flags"):
-        console.print("[bold red]RISK FLAGS[/bold red]")
-        for f in risk["flags"]:
-            kind = f" ({f['kind']})" if f.get("kind") else ""
-            console.print(f"  [red]{f['category']}[/red]{escape(kind)} {f['speaker']} at {f['start_s']:.1f}s: "
-                          f"\"{escape(f['quote'])}\"")
-            if f.get("reason"):
-                console.print(f"    [dim]why: {escape(f['reason'])}[/dim]")
-    else:
-        console.print(f"[bold]RISK FLAGS[/bold]: {escape(risk.get('checked') or NOTHING_DETECTED)}")
-    for d in risk.get("denials", []):
-        asked = f" (asked: \"{escape(d['question']['quote'])}\")" if d.get("question") else ""
-        console.print(f"  denied when asked ({d['category']}): \"{escape(d['quote'])}\" at {d['start_s']:.1f}s{asked}")
-    for h in risk.get("family_history", []):
-        console.print(f"  family or others' history ({h['category']}): \"{escape(h['quote'])}\" at {h['start_s']:.1f}s")
+    alarm = risk_box.state(risk) in (risk_box.FOUND, risk_box.NOTE_MENTIONS)
+    title = "[bold red]RISK FLAGS[/bold red]" if alarm else "[bold]RISK FLAGS[/bold]"
+    console.print(f"{title}: {escape(risk_box.headline(risk))}")
+    for line in risk_box.lines(risk)[1:]:
+        console.print(f"  {escape(line)}")
     for section in note.get("sections", []):
         console.print(f"[bold]{section['name']}[/bold]")
         if not section["sentences"]:
