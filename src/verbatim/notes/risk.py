@@ -37,6 +37,7 @@ from typing import Any
 
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit
+from verbatim.notes.risk_frames import FRAMES
 from verbatim.notes.risk_lexicon import (
     ANAPHORIC_QUESTION,
     ENTRIES,
@@ -49,6 +50,9 @@ from verbatim.notes.risk_lexicon import (
     TRIVIAL,
     Entry,
 )
+
+#: phrase entries, then compositional frames (``risk_frames``): both read the same way
+_ENTRIES: tuple[Entry, ...] = (*ENTRIES, *FRAMES)
 
 CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``status`` of a record with no flag (kept for stored notes and clients); the words a note
@@ -94,6 +98,12 @@ _PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these 
 _HEDGE = re.compile(r"\b(?:can't|cannot|couldn't|not|don't|won't|wouldn't|no)\s+(?:\w+\s+)?(?:promise|guarantee|"
                     r"swear|say|"
                     r"be sure|sure|know|tell|lie|lying)\b", re.I)
+#: what comes before a negation that undoes it ("I'd be lying if I said I haven't", "can't say I never")
+_DOUBLE_NEGATION = re.compile(r"\b(?:be lying|lie|can't say|cannot say|couldn't say|wouldn't say|won't say|can't "
+                              r"pretend|won't pretend|not going to pretend|not gonna pretend)(?: to you)?(?: if)?"
+                              r"(?: i)?(?: said| say| told you)?(?: that)?(?: i| i've)?$")
+_ANIMAL_AGENT = re.compile(r"\b(?:cat|cats|kitten|dog|dogs|puppy|horse|hamster|parrot|bird|rabbit|bunny|ferret|snake|"
+                           r"bee|wasp|mosquito|goat|pony)\s+(?:\w+ly\s+)?$")
 _SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|"
                         r"crisis "
                         r"line|tell you|go to the (?:er|hospital|emergency)|safety plan|hotline)\b", re.I)
@@ -138,6 +148,8 @@ def _negated(before: str) -> bool:
     for i in range(len(tokens) - 1, -1, -1):
         t = tokens[i].removesuffix("'s")
         if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
+            if _DOUBLE_NEGATION.search(" ".join(tokens[max(0, i - 7): i])):
+                return False  # "I'd be lying if I said I haven't…": the negation is itself denied
             return not _HEDGE.search(" ".join(tokens[max(0, i - 3): i + 2]))
         if t not in _TRANSPARENT:
             return False
@@ -201,6 +213,8 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
                 r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|"
                 r"afraid)\b", before):
             category, kind = "abuse", "abuse by the client"
+    if category in ("self_harm", "abuse") and _ANIMAL_AGENT.search(before):
+        return None  # "the cat scratched my arm until it bled"
     if category == "abuse" and kind == "physical" and " my " in f" {m.group(0)} " and _agent_is_client(before):
         return None  # "I banged my head on the door": the client's own accident
     if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
@@ -224,7 +238,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
     parts = clauses(whole)
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
-        for entry in ENTRIES:
+        for entry in _ENTRIES:
             if entry.sentence != (n == len(parts)):
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             if entry.needs_topic and "suicide" not in topic:

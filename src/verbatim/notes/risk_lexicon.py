@@ -37,26 +37,26 @@ def _re(pattern: str) -> re.Pattern[str]:
 
 
 # --- slots --------------------------------------------------------------------------------
-_PILLS = (r"(?:pills?|tablets?|meds|medications?|medicines?|sleeping pills|painkillers|tylenol|paracetamol|"
+PILLS = (r"(?:pills?|tablets?|meds|medications?|medicines?|sleeping pills|painkillers|tylenol|paracetamol|"
           r"aspirin|advil|ibuprofen|xanax|valium|ambien|oxy\w*|insulin|antidepressants)")
-_RELATION = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|ex|ex-\w+|dad|father|mom|mum|mother|"
+RELATION = (r"(?:wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|ex|ex-\w+|dad|father|mom|mum|mother|"
              r"stepdad|stepfather|stepmom|stepmother|brother|sister|son|daughter|baby|babies|kids?|child|children|"
              r"toddler|grandma|grandpa|grandmother|grandfather|nan|uncle|aunt|cousin|parents?|family|roommate|"
              r"carer|caregiver|nephew|niece|stepson|stepdaughter|in-laws?|mother-in-law|father-in-law)")
 #: people the client could be said to abuse or be the carer of
-_DEPENDENT = (r"(?:(?:my|our|the|his|her|their|\w+'s) (?:little |youngest |oldest |eldest |two |three )?"
+DEPENDENT = (r"(?:(?:my|our|the|his|her|their|\w+'s) (?:little |youngest |oldest |eldest |two |three )?"
               r"(?:son|daughter|baby|kids?|child|children|toddler|stepson|stepdaughter|boy|girl|wife|husband|partner|"
               r"girlfriend|boyfriend|mom|mum|mother|dad|father|grandma|grandpa|grandmother|grandfather|nan|"
               r"brother|sister)s?)")
-_OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other people|everyone|everybody|"
-          rf"my (?:\w+ )?{_RELATION}|my (?:boss|manager|neighbou?r|coworker|co-worker|colleague|teacher|friend|"
+OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other people|everyone|everybody|"
+          rf"my (?:\w+ )?{RELATION}|my (?:boss|manager|neighbou?r|coworker|co-worker|colleague|teacher|friend|"
           rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
-_ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
+ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
                r"smack\w*|whip\w*|whupp?\w*|spank\w*|shook|shakes|shaking|burn|burns|burned|burnt|bit|bite|bites|"
                r"threw|throws|"
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
-_HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
+HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
               r"choking|murder|murdering|beat up|beating up|attack|attacking|smother|smothering|poison|poisoning|"
               r"run over|running over|punch|punching|drown|drowning|suffocate|suffocating|shake|shaking|throw|throwing|"
               r"break (?:his|her|their) (?:neck|legs?|face))")
@@ -161,12 +161,12 @@ ENTRIES: list[Entry] = [
     # --- suicide: method, plan, preparation, attempts ------------------------------------------
     _e("suicide", "method",
        rf"\b(?:whole|a|the) (?:bunch|bottle|handful|pack|packet|box|load|lot|strip|jar) of (?:my |the |her |his |"
-       rf"those |these )?(?:\w+(?:'s)? ){{0,2}}{_PILLS}\b"),
+       rf"those |these )?(?:\w+(?:'s)? ){{0,2}}{PILLS}\b"),
     _e("suicide", "method",
-       rf"\b(?:all|every one|every single one) (?:of )?(?:my|the|those|these) (?:\w+ )?{_PILLS}\b"),
-    _e("suicide", "method", rf"\btoo many (?:\w+ )?{_PILLS}\b"),
+       rf"\b(?:all|every one|every single one) (?:of )?(?:my|the|those|these) (?:\w+ )?{PILLS}\b"),
+    _e("suicide", "method", rf"\btoo many (?:\w+ )?{PILLS}\b"),
     _e("suicide", "method", r"\boverdos\w*|\bod'?d\b|\blethal dose\b"),
-    _e("suicide", "method", rf"\bhow many (?:of )?(?:my |the |those |these )?(?:\w+ )?(?:{_PILLS}|it would take)\b"),
+    _e("suicide", "method", rf"\bhow many (?:of )?(?:my |the |those |these )?(?:\w+ )?(?:{PILLS}|it would take)\b"),
     _e("suicide", "method", r"\b(?:painless|easiest|quickest|fastest|best|surest) ways? to (?:die|do it|go)\b"),
     _e("suicide", "method", r"\bhang(?:ing|ed)? my ?self\b|\b(?:a |the )?noose\b"),
     _e("suicide", "method",
@@ -196,7 +196,7 @@ ENTRIES: list[Entry] = [
        r"\b(?:picked|chose|chosen|set|picking|choosing) (?:a|the) (?:date|day|time|place|spot)\b", needs_topic=True),
     _e("suicide", "preparatory act",
        rf"\b(?:saving|saved|save|stockpil\w*|hoard\w*|collect\w*|stash\w*|hiding|hid|hidden|keeping|kept|"
-       rf"squirrel\w*) (?:up )?(?:\w+ ){{0,2}}{_PILLS}\b"),
+       rf"squirrel\w*) (?:up )?(?:\w+ ){{0,2}}{PILLS}\b"),
     _e("suicide", "preparatory act",
        r"\b(?:bought|buy|buying|got|getting|ordered|order) (?:a |some )?(?:rope|noose)\b"),
     _e("suicide", "preparatory act",
@@ -245,14 +245,14 @@ ENTRIES: list[Entry] = [
     _e("self_harm", "self-injury",
        r"\b(?:razor|blade)s?\b.{0,40}\bcut\b|\bcut\b.{0,40}\b(?:with a |with the )?(?:razor|blade)s?\b"),
     # --- harm to others ----------------------------------------------------------------------------
-    _e("harm_to_others", "thoughts of harming others", rf"\b{_HARM_VERB} {_OTHER}\b"),
+    _e("harm_to_others", "thoughts of harming others", rf"\b{HARM_VERB} {OTHER}\b"),
     _e("harm_to_others", "thoughts of harming others",
        r"\b(?:make (?:him|her|them) pay|get (?:back at|even with) (?:him|her|them|my \w+))\b"),
     _e("harm_to_others", "preparatory act",
        r"\b(?:bought|got|carry|carrying|brought|bring|keep|keeping|sharpen\w*|load\w*) (?:a |my |the )?(?:knife|gun|"
        r"weapon|bat|machete|pistol|rifle)\b.{0,60}\b(?:him|her|them|his|their)\b"),
     # --- abuse --------------------------------------------------------------------------------------
-    _e("abuse", "physical", rf"\b{_ABUSE_VERB} (?:me|us)\b"),
+    _e("abuse", "physical", rf"\b{ABUSE_VERB} (?:me|us)\b"),
     _e("abuse", "physical",
        r"\b(?:push|pushed|pushes|pushing|shov\w*|throw\w*|threw|slamm\w*) (?:me|us) (?:against|into|down|over|off|"
        r"around|hard|onto|out of|to the (?:ground|floor))\b"),
@@ -262,14 +262,14 @@ ENTRIES: list[Entry] = [
     _e("abuse", "physical", r"\bdomestic (?:violence|abuse)\b|\blaid a hand on (?:me|us)\b"),
     _e("abuse", "physical",
        r"\b(?:bruises?|marks?|black eye)\b.{0,40}\b(?:from (?:him|her|where (?:he|she))|(?:he|she) (?:gave|left))\b"),
-    _e("abuse", "abuse of someone else", rf"\b{_ABUSE_VERB} {_DEPENDENT}\b"),
-    _e("abuse", "abuse of someone else", rf"\b{_DEPENDENT}\b.{{0,60}}\b(?:bruis\w*|black eye|welts?|marks? on)\b"),
+    _e("abuse", "abuse of someone else", rf"\b{ABUSE_VERB} {DEPENDENT}\b"),
+    _e("abuse", "abuse of someone else", rf"\b{DEPENDENT}\b.{{0,60}}\b(?:bruis\w*|black eye|welts?|marks? on)\b"),
     _e("abuse", "abuse of someone else",
        rf"\b(?:carer|caregiver|care worker|aide|staff|husband|wife|boyfriend|girlfriend|partner|dad|father|mom|mum|"
        rf"mother|"
        rf"stepdad|stepfather|stepmom|stepmother|brother|sister|uncle|aunt|grandpa|grandma|teacher|coach|babysitter|"
        rf"nanny)\b"
-       rf".{{0,40}}\b{_ABUSE_VERB} (?:him|her|them)\b"),
+       rf".{{0,40}}\b{ABUSE_VERB} (?:him|her|them)\b"),
     _e("abuse", "sexual",
        r"\brap(?:e|ed|es|ing|ist)\b|\bmolest\w*|\bsexual(?:ly)? (?:assault\w*|abus\w*|harass\w*)|\bassault(?:ed|"
        r"s)? (?:me|us|her|him)\b"),
@@ -287,7 +287,7 @@ ENTRIES: list[Entry] = [
        r"him)\b.{0,40}\b(?:inappropriate\w*|down there|private\w*|where (?:he|she) shouldn't|when i was (?:little|"
        r"young|a kid|a child|\d+)|at night|under my|sexual\w*)\b",
        strong=True),
-    _e("abuse", "sexual", rf"\b(?:my|our) (?:\w+ )?{_RELATION}\b.{{0,20}}\btouch(?:ed|es|ing) (?:me|us|my|her|him)\b"),
+    _e("abuse", "sexual", rf"\b(?:my|our) (?:\w+ )?{RELATION}\b.{{0,20}}\btouch(?:ed|es|ing) (?:me|us|my|her|him)\b"),
     _e("abuse", "emotional",
        r"\bcall(?:s|ed|ing)? me (?:a |an |his |her )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|bitch|"
        r"idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow)\b"),
@@ -336,14 +336,14 @@ ENTRIES: list[Entry] = [
        r"pension) (?:out of|from) (?:her|his|their|my (?:\w+ )?(?:mom|mum|dad|grandma|grandpa|mother|father|nan))\b"),
     # --- neglect -------------------------------------------------------------------------------------
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) (?:me|us|{_DEPENDENT}|him|her|them) (?:at home |home |"
+       rf"\b(?:left|leave|leaves|leaving) (?:me|us|{DEPENDENT}|him|her|them) (?:at home |home |"
        rf"in the \w+ )?alone\b.{{0,30}}\b(?:for (?:days|hours|a week|weeks|the weekend|the night)|all (?:day|night|"
        rf"weekend)|overnight|for (?:a |the )?whole)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} (?:\w+ ){{0,3}}(?:alone|by (?:him|her|"
+       rf"\b(?:left|leave|leaves|leaving) {DEPENDENT} (?:\w+ ){{0,3}}(?:alone|by (?:him|her|"
        rf"them)sel(?:f|ves)|unattended)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) {_DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|"
+       rf"\b(?:left|leave|leaves|leaving) {DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|"
        rf"bed)\b.{{0,30}}\b(?:all day|all night|for hours|for days)\b"),
     _e("neglect", "neglect",
        r"\bno food (?:in the (?:house|fridge|flat)|at home|for (?:us|days|the kids))\b|\b(?:went|go|going|"
@@ -352,7 +352,7 @@ ENTRIES: list[Entry] = [
        rf"\b(?:didn't|don't|doesn't|never|wouldn't|won't|forgets? to|forgot to) (?:fed|bathed|washed|changed|clothed|"
        rf"cared for|"
        rf"took care of|looked after|feed|bathe|wash|change|clothe|"
-       rf"take care of|look after) (?:me|us|{_DEPENDENT}|him|her|them)\b"),
+       rf"take care of|look after) (?:me|us|{DEPENDENT}|him|her|them)\b"),
     _e("neglect", "neglect",
        r"\b(?:nobody|no one|no-one|never) (?:took|takes|would take|was taking) (?:me|us|him|"
        r"her) to (?:the )?(?:doctor|dentist|hospital|school)\b|\bnobody (?:took care of|looked after|fed|"
@@ -395,8 +395,8 @@ ENTRIES.extend([
        r"\b(?:no ?one|nobody|no-one) would (?:even )?(?:miss me|(?:notice|care) if i (?:died|was gone|disappeared|"
        r"wasn't here|wasn't around|killed myself|was dead))\b"),
     _e("suicide", "preparatory act",
-       rf"\b(?:{_PILLS})\b.{{0,20}}\b(?:counted out|lined up|laid out|set aside|put aside|ready)\b|"
-       rf"\b(?:counted out|lin(?:ed|ing) up|laid out|set aside|put aside|hidden away) (?:\w+ ){{0,2}}{_PILLS}\b"),
+       rf"\b(?:{PILLS})\b.{{0,20}}\b(?:counted out|lined up|laid out|set aside|put aside|ready)\b|"
+       rf"\b(?:counted out|lin(?:ed|ing) up|laid out|set aside|put aside|hidden away) (?:\w+ ){{0,2}}{PILLS}\b"),
     _e("suicide", "method", r"\bgarage\b.{0,40}\bengine running\b|\bengine running\b.{0,40}\bgarage\b"),
     _e("suicide", "method",
        r"\b(?:knife|blade|razor|gun|pistol|scissors|glass)\b (?:to|against|on|at) my (?:wrists?|throat|neck|head|"
@@ -447,7 +447,7 @@ ENTRIES.extend([
     _e("suicide", "preparatory act",
        r"\bwho (?:gets|will get|should get|would get) my (?:stuff|things|money|car|house|\w+)\b"),
     _e("suicide", "past attempt",
-       rf"\b{_PILLS}\b.{{0,60}}\bwoke up in (?:the )?(?:er|hospital|icu|emergency room|a&e)\b"),
+       rf"\b{PILLS}\b.{{0,60}}\bwoke up in (?:the )?(?:er|hospital|icu|emergency room|a&e)\b"),
     _e("suicide", "method",
        r"\b(?:platform|edge|ledge|railing|tracks|bridge|roof|balcony|cliff)\b.{0,80}\b(?:how easy it would be to|"
        r"think\w* about|want\w* to|urge to|tempted to) (?:just )?(?:step off|step in front|jump|fall|let go|"
@@ -504,8 +504,8 @@ ENTRIES.extend([
        r"\b(?:was|were|got|being|been) left (?:at home |home )?alone\b.{0,30}\b(?:for days|for hours|all day|all night|"
        r"overnight|for (?:a |the )?(?:week|weekend)|as a (?:kid|child)|when i was)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:nobody|no one|no-one) (?:takes|took|is taking|was taking) care of (?:me|us|{_DEPENDENT})\b|"
-       rf"\b(?:nobody|no one|no-one) (?:looks|looked) after (?:me|us|{_DEPENDENT})\b"),
+       rf"\b(?:nobody|no one|no-one) (?:takes|took|is taking|was taking) care of (?:me|us|{DEPENDENT})\b|"
+       rf"\b(?:nobody|no one|no-one) (?:looks|looked) after (?:me|us|{DEPENDENT})\b"),
     _e("suicide", "method",
        r"\b(?:think\w* about|want\w* to|tempted to|urge to|feel like|imagine|picture) (?:just )?(?:swerv|crash|driv|"
        r"steer)"
@@ -625,7 +625,8 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"\b(?:pushed|pushes|pushing|push) (?:me|us) (?:to|into) (?:\w+ing|do|be|try|apply|study|go|work|take|get|finish|"
     r"keep|make|start|see)\b",
     r"\bshot my ?self in the foot\b|\bhang(?:ing)? my ?self out to dry\b",
-    r"\bend(?:ing|ed)? (?:it|things|everything) (?:with|between)\b",
+    r"\bend(?:ing|ed)? (?:it|things|everything) (?:between\b|with (?:him|her|them|my (?!own\b)|someone|somebody|"
+    r"a (?:guy|girl|man|woman)|the (?:guy|girl|man|woman)))",
     r"\b(?:stab|shoot|shot|kill|hurt|hit|punch|beat)\w* (?:him|her|them)\b.{0,30}\b(?:in the (?:game|movie|show)|"
     r"video game|"
     r"fortnite|call of duty|paintball|laser tag)\b",
@@ -656,7 +657,7 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"request|idea|deadline|truth|joke|line|story|invoice|rent|diagnosis|results?)\b",
     r"\b(?:cat|cats|dog|dogs|puppy|kitten|horse|hamster|parrot|bird|mosquito\w*|bee|bees|wasp|snake|spider|tick|"
     r"ants?|bugs?)"
-    r"\b.{0,15}\b(?:bit|bites|biting|scratch\w*|kick\w*|hit|hits|attack\w*|jump\w*) (?:me|us)\b",
+    r"\b.{0,15}\b(?:bit|bites|biting|scratch\w*|kick\w*|hit|hits|attack\w*|jump\w*|claw\w*) (?:me|us|my)\b",
     r"\brather die than\b",
     r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|"
     r"put) a gun to my head\b",
@@ -676,6 +677,21 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
      _re(r"\b(?:fix\w*|gutters?|clean\w*|repair\w*|paint\w*|install\w*|antenna|view|photos?|pictures?|selfies?|hik\w*|"
          r"climb\w*|work(?:ing)? on|shingles|snow|roofer)\b")),
+    (_re(r"\b(?:rope|ropes|hose|belt)\b"),
+     _re(r"\b(?:tent|camping|camp|boat|sailing|climbing|climb|garden|swing|washing line|clothesline|hammock|tow\w*|"
+         r"tie (?:down|up)|dog|horse|moving|gym|skipping|jump rope|trousers|pants|jeans|watering|hosepipe|car wash|"
+         r"washing the car|lawn|plants)\b")),
+    (_re(r"\b(?:be|being|stay|staying) (?:here|around)\b"),
+     _re(r"\b(?:move|moving|moved|emigrat\w*|relocat\w*|abroad|another (?:city|country|town)|this (?:town|city|job|"
+         r"place|country|company|flat|apartment)|at this (?:job|company|school)|transfer\w*|lease|contract)\b")),
+    (_re(r"\bwithout me\b"),
+     _re(r"\bwithout me for (?:a|the|one|two|few|couple)(?: of)? (?:\w+ )?(?:days?|weeks?|weekend|nights?|hours?|"
+         r"months?|while|trip)\b|\bwhile i'm (?:away|gone|at|on)\b|\bon (?:the|their|a) (?:trip|holiday|vacation)\b")),
+    (_re(r"\b(?:look\w* (?:down|over)|stood|standing|top of|edge)\b"),
+     _re(r"\b(?:beautiful|view|photos?|pictures?|selfies?|sunset|sunrise|scenery|amazing|gorgeous|stunning|tourists?|"
+         r"sightseeing|city lights|lookout|hik\w*)\b")),
+    (_re(r"."), _re(r"\b(?:in|on) (?:that|the|this|a) (?:reality show|tv show|show|movie|film|series|book|novel|"
+                   r"documentary|episode|game|video game|play|podcast)\b")),
     (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy)\b")),
     (_re(r"\bkeep going\b|\bgo on\b"), _re(r"\b(?:at|in|with) (?:this|that|my|the) (?:job|work|pace|school|course|team|"
                                              r"relationship|schedule|diet|programme|program)\b")),
@@ -684,8 +700,9 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:hot|heated|burning|lit|boiling)\b"),
      _re(r"\b(?:hot water bottle|heating pad|heat pack|heat pad|compress|hot towel|cramps|sore|physio\w*|massage)\b")),
     (_re(r"\bwon't (?:be )?need\w*|\bwho (?:gets|will get|should get|would get) my\b"),
-     _re(r"\b(?:moving|move|moved|new (?:house|place|apartment|flat|job)|when i|after i|since i|because i|winter|"
-         r"summer|"
+     _re(r"\b(?:moving|move|moved|new (?:house|place|apartment|flat|job)|(?:when|after|since|because|now that) "
+         r"i(?:'m| am|'ve| have)? (?:got|get|bought|buy|moving|move|moved|start\w*|outgr\w*|grew|retir\w*|lost|"
+         r"gained|upgrad\w*|switch\w*)|winter|summer|"
          r"grew|outgrew|donat\w*|charity|goodwill|declutter\w*|thrift|in (?:florida|the city|the country|\w+ for))\b")),
     (_re(r"\b(?:wanted|want|wanna|going) to die\b|\bcould(?: have|'ve)? died\b|\bkill(?:ed|s)? me\b"),
      _re(r"\b(?:bored|boring|embarrass\w*|awkward|cringe\w*|mortif\w*|so funny|laugh\w*|hilarious|the bill|"
@@ -744,7 +761,7 @@ QUESTION: dict[str, re.Pattern[str]] = {
         r"\babus\w*|\bsafe (?:at home|with (?:him|her|them|your)|in your (?:relationship|home))\b|"
         r"\bfeel(?:ing)? safe\b|"
         rf"\b(?:has|have|does|did|do|is|are|was) (?:he|she|they|anyone|anybody|someone|somebody|"
-        rf"your (?:\w+ )?{_RELATION}) (?:ever )?"
+        rf"your (?:\w+ )?{RELATION}) (?:ever )?"
         r"(?:hit|hurt|hurting|push|pushed|shove|threaten|threatened|touch|touched|force|forced|slap|kick|choke|grab|"
         r"abuse|abused|"
         r"call you|control|controlling)\b|\btouched you\b|\bafraid of (?:him|her|them|your)\b|\bforced you\b|"

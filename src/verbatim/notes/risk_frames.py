@@ -1,0 +1,306 @@
+"""Compositional risk frames: risk said in words no phrase list can foresee.
+
+``risk_lexicon.ENTRIES`` lists phrases ("wish I was dead"); a frame here is a grammatical shape
+built from word slots, so one frame covers many wordings never written down:
+
+- **not existing**: a wish or not-minding verb + a state of not being ("I kind of want to just not
+  exist", "I wouldn't mind if I just didn't wake up", "hope I don't make it to morning");
+- **no future**: the client not being around in the future ("can't picture myself still being
+  here in a year", "he won't have to deal with me for much longer");
+- **others without me**: other people managing without the client ("everybody would manage fine
+  without me around");
+- **means**: a method noun (pills, a gun, a rope, a hose, a height) near a keeping, getting,
+  counting or looking verb and a purpose cue ("kept back some of my sleeping tablets instead of
+  taking them", "how much of the insulin it would take", "stood there looking over");
+- **body harm**: an injuring verb or an instrument + the client's body + a deliberate cue or a
+  relapse ("took a blade to my wrists", "slipped up again and cut");
+- **harm to others**: separable and directional harm verbs with a person object ("shove my sister
+  down the stairs", "running him off the road", "waiting for him … with a bat");
+- **abuse**: an agent + a violence verb + the client, with a handle ("by my hair"), an
+  instrument ("take his belt to us"), or control of money;
+- **neglect**: basic needs missing in a child's or dependant's life ("never had clean clothes",
+  "left to fend for ourselves").
+
+The negation, speaker, hypothetical and look-alike logic of ``verbatim.notes.risk`` applies to
+frames exactly as to lexicon entries. Frames are written from the tuning set's wording classes,
+never from a held-out set.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verbatim.notes.risk_lexicon import ABUSE_VERB, DEPENDENT, OTHER, PILLS, Entry
+
+
+def _f(category: str, kind: str, pattern: str, **kw: bool) -> Entry:
+    return Entry(category, kind, re.compile(pattern, re.I), **kw)
+
+
+# --- slots ----------------------------------------------------------------------------------
+_JUST = r"(?:(?:just|even|really|kind of|kinda|sort of|honestly|simply|maybe) )*"
+#: the client not being: said after "want to", "wish I could", "if I" (base and past forms)
+_NOT_BE = (r"(?:not (?:be |being )?(?:here|around|alive|exist\w*|wake up|make it (?:to|through))|"
+           r"(?:stop|quit) (?:being|existing|living|breathing)|be gone|be dead|(?:didn't|did not|don't|never|"
+           r"wouldn't) (?:wake up|make it (?:to|through)|exist|come back|get up again)|died|die|"
+           r"caught \w+ and died|got \w+ and died|got sick and died|disappear(?:ed)? (?:forever|for good|"
+           r"permanently)|not exist|cease to exist|fall asleep and not|go to sleep and not|never wake up|"
+           r"go away (?:forever|for good|permanently))")
+_WISH = (r"(?:want|wanted|wanting|wanna|wish|wished|wishing|hope|hoped|hoping|pray|praying|prayed|longing|"
+         r"ready|would rather|'d rather|wouldn't mind|would not mind|wouldn't (?:even )?care|don't (?:even )?care|"
+         r"do not care|didn't care)")
+_FUTURE = (r"(?:in (?:a|another|two|five|a few|ten) (?:year|years|months|weeks)|by (?:next|the end of|this|the "
+           r"time)|next (?:year|month|christmas|summer|birthday)|much longer|for (?:much|very) long|to see (?:my|"
+           r"the|next|another)|for long|(?:at|by|past) (?:thirty|forty|fifty|\d+))")
+_HEIGHT = (r"(?:bridge|roof|rooftop|top floor|top of (?:the|a|that|my)|ledge|car park|parking (?:garage|structure|"
+           r"lot roof)|multi-storey|cliff|balcony|overpass|platform|tracks|railway|train line|level crossing|"
+           r"train crossing|window)")
+#: a prescribed drug named by its stem ("lorazepam", "oxycodone", "amitriptyline")
+_DRUG = (r"(?:\w+(?:azepam|zepam|zolam|codone|morphone|triptyline|oxetine|pramine|barbital|tiapine|zapine|"
+         r"idone|afaxine|traline|xetine|profen|etamol|adol|azodone|pidem|iclone|lithium))")
+#: a means of suicide
+_MEANS = (rf"(?:{PILLS}|{_DRUG}|gun|guns|firearm|rifle|pistol|handgun|shotgun|rope|ropes|noose|hose|charcoal|belt|"
+          r"razors?|blades?|insulin|bleach|antifreeze|poison|exhaust)")
+_KEEP = (r"(?:keep|keeps|kept back|keeping back|keep back|held back|holding back|stash\w*|stor(?:e|ed|ing)|"
+         r"sav(?:e|ed|ing)|"
+         r"hoard\w*|stockpil\w*|collect\w*|put (?:away|aside|by)|putting (?:away|aside)|set aside|hid|hidden|hiding|"
+         r"kept|keeping|got|bought|buying|ordered|picked up|have|'ve got|got hold of|gotten)")
+#: why a means is kept: for later, not for its use
+_PURPOSE = (r"(?:just in case|in case|for when|when (?:it|things) get|if i need (?:it|them)|when i'm ready|"
+            r"when the time|for later|for the day|for after|"
+            r"instead of taking|rather than taking|no one knows|nobody knows|(?:don't|do not|doesn't) (?:really )?"
+            r"(?:have|need) (?:a|any) reason|know where (?:the key|the keys|it|they|he keeps|she keeps)|"
+            r"for the exhaust|have it ready|ready for)")
+_BODY = (r"(?:arms?|wrists?|legs?|thighs?|skin|stomach|belly|hips?|ankles?|chest|hands?|fingers?|face|head|"
+         r"knuckles|forearms?|sides?|shoulders?|body)")
+_SH_VERB = (r"(?:cut|cuts|cutting|tear\w*|tore|torn|rip\w*|burn\w*|scratch\w*|carv\w*|slash\w*|slic\w*|"
+            r"scor(?:e|ed|ing)|stab\w*|punch\w*|"
+            r"hit|hits|hitting|bang\w*|slam\w*|bit|bite|biting|pinch\w*|pick\w*|dig\w*|gouge\w*)")
+_SH_TOOL = r"(?:blades?|razors?|knife|knives|glass|scissors|compass|pins?|needles?|lighter|cigarettes?|sharpener)"
+_RELAPSE = r"(?:slipped up|slip up|relapsed|relapse|gave in|give in|caved|went back to|gone back to|back to)"
+_PERSON = rf"(?:{OTHER}|the baby|my \w+'s)(?:'s)?(?: (?:face|head|neck|throat))?"
+_WEAPON = r"(?:knife|gun|bat|baseball bat|hammer|crowbar|machete|axe|pipe|rifle|pistol|weapon)"
+_HANDLE = r"(?:hair|throat|neck|arms?|wrists?|collar|ears?|shirt|hood)"
+_INSTRUMENT = r"(?:belt|hand|fists?|stick|shoe|slipper|wooden spoon|hanger|cord|cane|strap|paddle|switch)"
+_NEEDS = (r"(?:clean clothes|food|enough food|enough to eat|heating|heat|a bed|shoes|coats?|winter clothes|"
+          r"medicine|medication|meds|insulin|inhaler|a doctor|water|baths?|showers?)")
+_CARER_OF = (rf"(?:{DEPENDENT}|my (?:\w+ )?(?:cousin|nephew|niece|grand\w+|dad|mum|mom|father|mother|"
+             r"brother|sister)|him|her|them)")
+
+FRAMES: list[Entry] = [
+    # --- suicide: the wish not to exist, said around the words ---------------------------------
+    _f("suicide", "passive ideation",
+       rf"\b{_WISH} (?:to |that |if |for )?(?:i |me )?(?:could |would |'d |might )?{_JUST}{_NOT_BE}\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:hope|hoping|wish|wishing|pray\w*)\b.{0,20}\bsomething (?:would |will |bad )?happen\w* to me\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:want|wanted|wanting|need|needed) (?:out of (?:this |my )?(?:life|world)|off this (?:planet|earth))\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:waiting|wait|ready|counting (?:the|down the) days)\b.{0,15}\b(?:to die|for (?:it all|everything|my life|"
+       r"life|it) to (?:end|be over)|until i(?:'m| am) (?:gone|dead|not (?:here|around|a burden)|no longer))\b"),
+    _f("suicide", "passive ideation",
+       r"\btime (?:for me )?to (?:go|check out|leave)\b.{0,20}\b(?:for good|forever|permanently|for real)\b|"
+       r"\bcheck(?:ing|ed)? out\b.{0,20}\b(?:permanently|for good|forever|of (?:life|this world))\b", sentence=True),
+    # --- suicide: no future ------------------------------------------------------------------
+    _f("suicide", "passive ideation",
+       rf"\b(?:can't|cannot|couldn't|don't|do not|can not) (?:really |even )?(?:picture|see|imagine|plan on|"
+       rf"expect|think i'll be|plan to be)\b.{{0,20}}\b(?:being|be|still) (?:here|around|alive)\b.{{0,20}}{_FUTURE}"),
+    _f("suicide", "passive ideation",
+       rf"\b(?:don't|do not) plan on (?:being|sticking) (?:here|around)\b|\bnot (?:going to|gonna) be (?:here|"
+       rf"around) {_FUTURE}"),
+    _f("suicide", "passive ideation",
+       r"\b(?:won't|will not|wouldn't|not going to|not gonna) (?:have to|need to) (?:deal with|worry about|put up "
+       r"with|look after|take care of|bother with) me (?:for )?(?:much longer|anymore|any more|for long|soon)\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:everyone|everybody|they|people|my (?:\w+ )?(?:family|kids|wife|husband|partner|parents|mum|mom|dad|"
+       r"friends))\b.{0,10}\b(?:would|'d|will|could) (?:all )?(?:\w+ )?(?:manage|cope|be fine|be okay|be ok|do "
+       r"better|move on|get by|be better|be happier|survive)\b.{0,20}\bwithout me\b"),
+    # --- suicide: means kept, counted, researched, or looked down from ------------------------------
+    _f("suicide", "preparatory act",
+       rf"\b{_KEEP}\b.{{0,40}}\b{_MEANS}\b.{{0,60}}\b{_PURPOSE}|\b{_MEANS}\b.{{0,40}}\b{_KEEP}\b.{{0,40}}\b{_PURPOSE}",
+       sentence=True),
+    _f("suicide", "preparatory act",
+       rf"\b(?:(?:kept|keeping|keep|held|holding|saved|saving) back|put(?:ting)? aside|set(?:ting)? aside|"
+       rf"stor(?:e|ed|ing) up|sav(?:e|ed|ing) up|not taking) (?:some|a few|one or two|a couple|half|extra|most)"
+       rf"(?: of)? (?:my |the |her |his )?(?:\w+ )?(?:{PILLS}|{_DRUG})\b"),
+    _f("suicide", "method",
+       r"\bhow (?:much|many)\b.{0,30}\b(?:it (?:would|'d|will) take|(?:i'd|i would|you'd|you would) need|"
+       r"would (?:do it|be enough|kill)|(?:is|are|would be) (?:lethal|fatal|enough))\b"),
+    _f("suicide", "preparatory act",
+       r"\b(?:look\w* (?:up|online|into)|googl\w*|search\w*|research\w*|read\w* (?:up )?(?:online )?(?:on|about)|"
+       r"watch\w* videos (?:on|about))\b.{0,30}\b(?:which|what|how many|how much|how to|how long|how quickly|"
+       r"ways to|methods? (?:of|to|for))\b.{0,30}\b(?:(?:would|could|will|to|it takes to) (?:do it|kill|be lethal|"
+       r"be enough|end it|die)|bleed(?:ing)? out|drown\w*|suffocat\w*|hang\w*|(?:is|are|be) (?:lethal|fatal))\b"),
+    _f("suicide", "preparatory act",
+       rf"\b(?:stood|standing|stand|sat|sitting|went|go|going|drove|walked|walk|climbed|got)\b.{{0,50}}\b(?:{_HEIGHT}|"
+       rf"the edge|cliffs)\b.{{0,50}}\b(?:stayed there|stood there|sat there|look\w* (?:over|down)|"
+       rf"star\w* (?:over|down)|peer\w* (?:over|down)|for (?:a long time|an hour|"
+       rf"hours|ages|ages and ages)|deciding|thinking about it|how (?:easy|quick|far))\b",
+       sentence=True),
+    _f("suicide", "method",
+       rf"\b(?:{_HEIGHT}|{_MEANS}|traffic|oncoming|the edge)\b.{{0,80}}\bhow (?:easy|quick|simple|fast|painless) it"
+       rf"(?: would|'d|'ll| will)? be\b|\bhow (?:easy|quick|simple|fast|painless) it(?: would|'d|'ll| will)? be to "
+       rf"(?:just )?(?:step|lean|jump|fall|let go|swerve|drive|end it|die|go)\b",
+       sentence=True),
+    _f("suicide", "preparatory act",
+       r"\b(?:letters?|notes?|videos?|messages?)\b.{0,40}\b(?:for after|explaining (?:everything|why)|"
+       r"for when i'm gone|"
+       r"in case (?:anything|something) happens|to be (?:found|read|opened) (?:after|when))\b", sentence=True),
+    _f("suicide", "method", r"\bhose\b.{0,30}\bexhaust\b|\bexhaust\b.{0,30}\bhose\b|\bcharcoal\b.{0,40}\b(?:room|car|"
+       r"tent|bathroom|sealed)\b"),
+    _f("suicide", "preparatory act",
+       r"\b(?:giv(?:e|en|ing)|gave)\b.{0,60}\b(?:(?:since|because|as|cause) i (?:won't|will not|wouldn't) (?:be )?"
+       r"(?:need\w*|here|around|using)|(?:won't|will not) be (?:here|around) to)\b", sentence=True),
+    _f("suicide", "passive ideation",
+       r"\b(?:pray\w*|hop\w*|wish\w*|want\w*)\b.{0,25}\b(?:takes?|took|taking) me (?:in my sleep|away|home|now)\b|"
+       r"\b(?:relieved|relief|a favou?r|glad|happier|better off|easier)\b.{0,30}\b(?:i (?:was|were|am|'m)|me) "
+       r"(?:\w+ ){0,2}(?:out of the picture|gone for good|six feet under|in the ground|out of (?:their|the|his|her) "
+       r"(?:way|hair|lives))\b", sentence=True),
+    _f("suicide", "passive ideation",
+       r"\b(?:not sure|don't know if|doubt|don't think)\b.{0,10}\b(?:i'll|i will|i'd|i would) (?:still )?be "
+       r"(?:here|around|alive)\b.{0,60}\b(?:okay with that|fine with that|at peace with|don't (?:really )?mind|"
+       r"don't (?:really )?care|relief|glad)\b", sentence=True),
+    _f("suicide", "passive ideation",
+       r"\bborrowed time\b.{0,40}\b(?:don't want|do not want|sick of|tired of|ready)\b|\b(?:put|putting|got|getting|"
+       r"sort\w*) my affairs in order\b", sentence=True),
+    _f("suicide", "method",
+       r"\b(?:crossed my mind|thought about|thinking about|think about|tempted|urge|imagin\w*|pictur\w*|fantasi\w*)\b"
+       r".{0,25}\b(?:driv\w*|steer\w*|swerv\w*|crash\w*|walk\w*|jump\w*|step\w*) (?:\w+ ){0,2}(?:off the road|off "
+       r"(?:a|the) (?:bridge|cliff|road)|into (?:oncoming traffic|traffic|a tree|a wall|the (?:sea|river|lake|ocean))|"
+       r"in front of)\b", sentence=True),
+    _f("suicide", "past attempt",
+       r"\b(?:took|swallowed|downed|had)\b.{0,30}\b(?:too much|too many|a lot|loads|everything|all|the whole)\b.{0,40}"
+       r"\b(?:on purpose|deliberately|intentionally|to (?:die|not wake up|end it|make it stop))\b", sentence=True),
+    # --- suicide: past attempts said around the words ---------------------------------------------
+    _f("suicide", "past attempt",
+       r"\b(?:swallowed|took|downed|ate|drank)\b (?:all of |all |just )?(?:everything|whatever|all) (?:i could find )?"
+       r"(?:in|from|out of) (?:the|my|our|her|his) (?:medicine cabinet|bathroom cabinet|cupboard|drawer|cabinet|"
+       r"first aid kit|bottle)\b"),
+    _f("suicide", "past attempt",
+       r"\bi (?:did|once|have|had|'ve|made|even) (?:an? )?attempt(?:ed|s)?\b(?! (?:to (?!kill|end|take|die|hang|"
+       r"overdose)\w*|the|a|an|at|it|this|that|my|some)\b)"),
+    _f("suicide", "past attempt",
+       rf"\b(?:tried|try|attempted)\b.{{0,30}}\b(?:with|using) (?:a |the |my |some |her |his )?(?:\w+ )?{_MEANS}\b"
+       r"(?!.{0,20}\b(?:cook|fix|tie|open|cut (?:the|a|some)))"),
+    # --- self-harm: injuring one's own body -------------------------------------------------------
+    _f("self_harm", "self-injury",
+       rf"\b(?:took|take|taking|used|use|using|put|putting|pressed|held|run|ran) (?:a |the |my |some )?{_SH_TOOL}"
+       rf"\b.{{0,15}}\b(?:to|on|across|into|against|over) my (?:own )?(?:\w+ )?{_BODY}\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_SH_VERB}\b.{{0,40}}\b(?:into|on|in|against|across|to) my (?:own )?(?:\w+ )?{_BODY}\b.{{0,50}}\b(?:until|"
+       rf"till|til) (?:they|it|i|my \w+) (?:bled|bleeds?|bruised?|bruises|was bleeding|went numb|broke|swelled)\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_SH_VERB}\b.{{0,40}}\bmy own (?:\w+ )?{_BODY}\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_RELAPSE}\b.{{0,25}}\b(?:cut|cutting|burn\w*|scratch\w*|hurt\w* myself|harm\w* myself|the blades?|"
+       rf"the razors?|self[- ]harm\w*)\b"),
+    _f("self_harm", "self-injury",
+       rf"\b(?:doing|did|started|start|been doing) the (?:cutting|burning|scratching|hitting|picking|blade|razor)"
+       rf"(?: thing| stuff)?(?: again)?\b.{{0,40}}\b(?:again|on my (?:\w+ )?{_BODY}|where (?:no ?one|nobody))\b",
+       sentence=True),
+    _f("self_harm", "self-injury",
+       r"\b(?:pull\w*|pick\w*|scratch\w*|bit\w*|hit\w*|burn\w*|cut\w*)\b.{0,40}\b(?:so (?:it|that it) (?:hurts|"
+       r"hurt|bleeds|bled)|to make it hurt|because i deserve)\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_SH_TOOL}\b(?: out)?.{{0,15}}\b(?:to|on|across|into|against|over) my (?:own )?(?:\w+ )?{_BODY}\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_KEEP}\b.{{0,30}}\b{_SH_TOOL}\b.{{0,40}}\b{_PURPOSE}", sentence=True),
+    _f("self_harm", "self-injury",
+       rf"\b(?:\w+ )?my (?:own )?(?:\w+ )?{_BODY}\b.{{0,30}}\b(?:until|till|til) (?:they|it|my \w+) (?:was|were|"
+       rf"went|got) (?:raw|bleeding|bloody|numb|bruised)\b"),
+    _f("self_harm", "self-injury",
+       r"\b(?:threw|throw\w*|hurl\w*|flung|fling\w*|walk\w*|ran|run|slam\w*|put) myself\b.{0,40}\b(?:on purpose|"
+       r"deliberately|intentionally|so (?:i'd|i would|i could|that i'd|that i would) (?:get hurt|break|bleed|feel))\b"),
+    # --- harm to others: directional and separable harm verbs -------------------------------------
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:push\w*|shov\w*|throw\w*|threw|knock\w*) {_PERSON} (?:down (?:the|a) (?:stairs|steps|hill)|off "
+       rf"(?:the|a)|onto (?:the|a)|in front of|out of (?:the|a) window|into (?:the|a|traffic)|under (?:the|a))\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:run|running|ran|drive|driving|drove) {OTHER} (?:off the road|over(?! (?:to|there|here|for)\b)|down "
+       rf"(?:with|in) (?:my|the|a) (?:car|truck))\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:push\w*|press\w*|hold\w*|held|shov\w*) {_PERSON}\b.{{0,15}}\b(?:into|under|in) (?:the|a) (?:pillow|"
+       rf"water|bath|tub|mattress)\b"),
+    _f("harm_to_others", "preparatory act",
+       rf"\b(?:wait\w*|lie in wait|follow\w*|go after|went after|show up|find|track\w*)\b (?:for |to )?"
+       rf"(?:him|her|them|{_PERSON})\b.{{0,50}}\bwith (?:a|my|the|his|her) {_WEAPON}\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:make|making) (?:him|her|them|{_PERSON}) (?:suffer|pay|hurt|bleed)\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:break|breaking|smash\w*|crack\w*|bust\w*|snap\w*|cave in) (?:his|her|their|{OTHER}'s) (?:jaw|nose|"
+       rf"skull|head|ribs|arms?|legs?|neck|face|teeth|fingers|kneecaps?)\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:pillow|plastic bag|bag|hands?) over (?:his|her|their|{OTHER}'s) (?:face|mouth|head|nose)\b"),
+    _f("harm_to_others", "preparatory act",
+       rf"\b(?:carry\w*|bought|got|keep\w*|brought|bring\w*|sharpen\w*|load\w*) (?:a |my |the |his )?{_WEAPON}\b"
+       rf".{{0,60}}\b(?:him|her|them|his|their|{OTHER})\b", sentence=True),
+    # --- abuse: an agent, a violence verb, the client ------------------------------------------------
+    _f("abuse", "physical",
+       rf"\b(?:pull\w*|yank\w*|drag\w*|grabb?\w*|held|hold\w*|lift\w*|threw|throw\w*|shov\w*|push\w*|swung|"
+       rf"dangl\w*) (?:me|us|her|him) (?:\w+ ){{0,4}}by (?:my|our|the|her|his) {_HANDLE}\b"),
+    _f("abuse", "physical",
+       r"\b(?:held|holds|holding|hold|pinned|pins|pinning|sat on|sits on) (?:me|us) down\b"),
+    _f("abuse", "physical",
+       r"\b(?:throws|threw|throwing|hurl\w*|chuck\w*) (?:things|stuff|(?:a |the |his |her )?(?:plates?|glass|glasses|"
+       r"bottles?|cups?|mugs?|chairs?|shoes?|remote|knife|knives|furniture|dishes|pans?|keys|phone|lamp|ashtray)) at "
+       r"(?:me|us|my head)\b"),
+    _f("abuse", "physical",
+       rf"\b(?:take|took|takes|taking|put|puts|used|uses) (?:his|her|their|a|the) {_INSTRUMENT} to (?:me|us|my|"
+       rf"her|him|them)\b"),
+    _f("abuse", "physical",
+       rf"\b(?:hit|hits|hitting|beat|beats|beating|whip\w*|whack\w*|spank\w*|smack\w*|slap\w*)\b (?:me|us|her|him|"
+       rf"them|{DEPENDENT}) with (?:a|his|her|the|their) {_INSTRUMENT}\b"),
+    _f("abuse", "physical",
+       rf"\b(?:i|i've|i'd) (?:\w+ ){{0,2}}{ABUSE_VERB} (?:him|her|them) (?:so |really |too )?(?:hard|until|till)\b"),
+    _f("abuse", "emotional",
+       r"\b(?:won't|doesn't|wouldn't|never|refuses to|refused to) (?:\w+ )?(?:give|let) me (?:have )?(?:any |my "
+       r"(?:own )?)?(?:money|cash|allowance|access to (?:the|my|our) (?:money|account|bank))\b"),
+    _f("abuse", "abuse of someone else",
+       r"\b(?:taking|took|takes|withdraw\w*|stealing|stole|steals|using|used|emptied|draining|drained)\b "
+       r"(?:\w+ ){0,2}(?:money|cash|savings|pension|benefits)?\s*(?:out of|from) (?:my|her|his|their|"
+       r"\w+'s) (?:bank )?(?:account|savings|purse|wallet|card|pension)\b.{0,30}\b(?:without (?:asking|"
+       r"permission|telling|my|her|his)|behind (?:my|her|his) back|since (?:he|she) moved in)\b", sentence=True),
+    _f("abuse", "abuse of someone else",
+       r"\b(?:taking|took|takes|withdraw\w*|stealing|stole|steals)\b (?:\w+ ){0,2}(?:money|cash|savings|pension)"
+       r" (?:out of|from) (?:\w+'s|(?:my|her|his) (?:\w+'s)) (?:bank )?(?:account|savings|purse|wallet|card)\b"),
+    _f("abuse", "sexual",
+       r"\b(?:made|make|makes|forced|forces|got) (?:me|us|her|him) (?:to )?do (?:things|stuff|sexual things|"
+       r"stuff) (?:to|with|for) (?:him|her|them)\b"),
+    _f("abuse", "physical",
+       r"\b(?:pushed|shoved|pushes|shoves|pushing|shoving) (?:me|us|her|him)\b.{0,40}\b(?:fell|fall|broke|bruis\w*|"
+       r"hit my|"
+       r"landed|into the wall|against the wall|over)\b"),
+    _f("abuse", "sexual",
+       r"\b(?:step\w*|stepdad|stepfather|uncle|husband|boyfriend|man|guy|neighbou?r|teacher|coach|brother|cousin|dad|"
+       r"father|grandpa|grandad|granddad|lodger|tutor)\b.{0,30}\b(?:keeps? |kept |always |would )?(?:com(?:e|es|ing)|"
+       r"came|climb\w*|sneak\w*|snuck|creep\w*|crept|get\w*|got) (?:in|into) (?:my|our|her|his) (?:room|bed|bedroom)\b"
+       r".{0,20}\b(?:at night|when|while|after)\b", sentence=True),
+    _f("abuse", "emotional",
+       r"\bcall(?:s|ed|ing)? (?:her|him|them|my (?:\w+ )?(?:mother|mum|mom|dad|father|son|daughter|kids?|wife|husband|"
+       r"grandma|grandpa|nan|sister|brother)) (?:a |an )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|"
+       r"bitch|idiot|retard\w*|pathetic|cow|pig|names|failure|loser|disgusting|dumb|trash|garbage)\b"),
+    # --- neglect: basic needs missing ------------------------------------------------------------------
+    _f("neglect", "neglect",
+       rf"\b(?:never|didn't|did not|don't|wasn't|weren't|hardly|rarely|no|without)\b (?:ever )?(?:had|have|get|got|"
+       rf"given|any|enough)? ?(?:any )?{_NEEDS}\b.{{0,40}}\b(?:nobody|no one|no-one|as a kid|as a child|growing up|"
+       rf"when i was (?:little|small|a kid|young)|my (?:parents|mum|mom|dad|mother|father) (?:didn't|never))\b|"
+       rf"\b(?:as a kid|as a child|growing up|when i was (?:little|small|a kid|young))\b.{{0,20}}\b(?:never|didn't|"
+       rf"wasn't|no|without) (?:ever )?(?:had|have|get|got|any|enough)? ?(?:any )?{_NEEDS}\b", sentence=True),
+    _f("neglect", "neglect", r"\b(?:left|leave|leaves|had) to fend for (?:my|our|them|him|her)sel(?:f|ves)\b"),
+    _f("neglect", "neglect",
+       rf"\b(?:doesn't|don't|won't|never|forgets? to|forgot to|stopped|isn't|aren't|wasn't) (?:\w+ )?(?:give|giving|"
+       rf"gave|bring|bringing|get|getting|pick\w* up) {_CARER_OF}(?:'s)? (?:his |her |their )?{_NEEDS}\b"),
+    _f("neglect", "neglect",
+       r"\b(?:go|went|going|gone|do|did) without (?:any )?(?:dinner|food|meals|eating|lunch|breakfast|heat|heating)\b"
+       r".{0,20}\b(?:a lot|often|most (?:days|nights)|regularly|all the time|for days|some days|many nights|again)\b"),
+    _f("neglect", "neglect",
+       r"\bleft (?:on (?:his|her|their|my|our) own|alone|by (?:him|her|them|my|our)sel(?:f|ves))\b.{0,50}\b(?:dementia|"
+       r"alzheimer\w*|can't walk|bed-?bound|disabled|frail|(?:no one|nobody|no-one) (?:goes|comes|checks|visits|"
+       r"looks))\b", sentence=True),
+    _f("neglect", "neglect",
+       r"\b(?:raised|brought up|looked after|took care of|fed) (?:myself|ourselves)\b|\bnever (?:anyone|anybody) "
+       r"(?:home|around|there)\b|\b(?:nobody|no one|no-one) (?:was )?(?:ever )?home\b"),
+    _f("neglect", "neglect",
+       r"\b(?:nappy|nappies|diaper|diapers|sheets|bedding)\b.{0,20}\b(?:hadn't|hasn't|wasn't|weren't|not|never) "
+       r"(?:been )?(?:changed|washed|cleaned)\b"),
+]
