@@ -118,10 +118,13 @@ coworker classmate parents family someone somebody people patient student
 #: an answer that refers back to the topic asked or said just before ("I did, though", "I would never do that")
 _ANAPHOR = re.compile(
     r"(?:^|\b(?:but|though|well|and|yeah|yes|honestly|actually|so|once|college|school|ago|then|before|year|month|week|"
-    r"time|times)\s+)i(?:'ve| have| had| did| do| was| used to| tried)(?: once| before| twice| too| though|"
+    r"time|times|january|february|march|april|may|june|july|august|september|october|november|december|summer|"
+    r"spring|autumn|fall|winter|christmas|uni|university|college|school|hospital|\d{4})\s+)i(?:'ve| have| had| did|"
+    r" do| was| used to| tried)(?: once| before| twice| too| though|"
     r" a few times|"
-    r" at one point| back then| in the past)*\s*$|"
+    r" at one point| back then| in the past)*[\s.!]*$|"
     r"\b(?:think|thought|thinking) about (?:it|that|doing it|doing that|it a lot)\b|\bcross(?:ed|es)? my mind\b|"
+    r"\b(?:picture|pictured|imagine|imagined|fantasi[sz]e|fantasi[sz]ed|dream) (?:about )?(?:it|that|doing it)\b|"
     r"\b(?:do|did|done|doing|try|tried) (?:it|that|anything like that|something like that|that again|it again)\b|"
     r"\b(?:had|have|having|get|got) (?:them|those|those thoughts|that|some)\b|\bnothing like that\b", re.I)
 
@@ -308,13 +311,22 @@ _YES = re.compile(
     r"more than|"
     r"on and off|off and on|here and there|it has|it does|it did|(?:he|she|they) (?:does|did|has|have|do)|"
     r"i'd be lying|not gonna lie|i won't lie|all the time|constantly|most days|most nights|at times|true|definitely|"
-    r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure)\b")
+    r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure|"
+    r"(?:last|this|the other|past) (?:week|night|month|weekend|year|morning|time|day)|yesterday|recently|"
+    r"(?:a (?:few|couple of)|two|three|some) (?:days|weeks|months) ago|(?:in|back in|around|since) (?:january|february|"
+    r"march|april|may|june|july|august|september|october|november|december|the summer|the spring|christmas)|"
+    r"more (?:than|often)|too (?:often|much|many))\b")
 _STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won't lie|i'm not gonna lie|honestly yes|"
                          r"(?:i|he|she|they|it) used to)\b")
 _UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
                      r"i can't say|i guess not sure)\b")
 #: "not anymore": it happened; "not for two years now" is a denial of now (its quote keeps the history)
 _PAST_ANSWER = re.compile(r"^not (?:anymore|any more)\b|^no longer\b|^not as much\b")
+#: an answer naming a person ("Mostly my ex", "My boss, honestly"): a yes to "has anyone…?", "anyone you…?"
+_WHO = re.compile(r"^(?:(?:mostly|mainly|only|just|probably|sometimes|usually|well|honestly) )*(?:my|our|the) (?:\w+ )?"
+                  r"(?:wife|husband|partner|boyfriend|girlfriend|ex|dad|father|mom|mum|mother|stepdad|stepfather|"
+                  r"stepmom|stepmother|brother|sister|son|daughter|uncle|aunt|cousin|boss|manager|coworker|colleague|"
+                  r"neighbou?r|roommate|flatmate|carer|teacher|landlord|grandpa|grandma|nan|in-laws?|family)\b")
 _CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
                       r"about|with|me)\b")
 
@@ -464,6 +476,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 verdict = "no"
             elif re.search(r"\bsafe\b", said_) and not tx.negated(said_):
                 verdict = "yes"
+        if verdict is None and topic & {"abuse", "harm_to_others"} and _WHO.search(
+                _LEAD_FILLER.sub("", normalise(spoken[start].text))):
+            verdict = "yes"  # "Mostly my ex." to "Has anyone been hurting you?"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)

@@ -45,10 +45,13 @@ _NOT_BE = (r"(?:not (?:be |being )?(?:here|around|alive|exist\w*|wake up|make it
            r"wouldn't) (?:wake up|make it (?:to|through)|exist|come back|get up again)|died|die|"
            r"caught \w+ and died|got \w+ and died|got sick and died|disappear(?:ed)? (?:forever|for good|"
            r"permanently)|not exist|cease to exist|fall asleep and not|go to sleep and not|never wake up|"
-           r"go away (?:forever|for good|permanently))")
+           r"go away (?:forever|for good|permanently)|"
+           r"not wanting to (?:wake up|be (?:here|alive|around)|live|exist|go on)|"
+           r"(?:close|shut) my eyes and (?:not|never) (?:open|wake)|(?:not|never) open (?:my eyes|them) again)")
 _WISH = (r"(?:want|wanted|wanting|wanna|wish|wished|wishing|hope|hoped|hoping|pray|praying|prayed|longing|"
          r"ready|would rather|'d rather|wouldn't mind|would not mind|wouldn't (?:even )?care|don't (?:even )?care|"
-         r"do not care|didn't care)")
+         r"do not care|didn't care|made peace with|at peace with|okay with|fine with|comfortable with|"
+         r"thoughts? (?:of|about)|dream (?:of|about)|fantasi[sz]e about)")
 _FUTURE = (r"(?:in (?:a|another|two|five|a few|ten) (?:year|years|months|weeks)|by (?:next|the end of|this|the "
            r"time)|next (?:year|month|christmas|summer|birthday)|much longer|for (?:much|very) long|to see (?:my|"
            r"the|next|another)|for long|(?:at|by|past) (?:thirty|forty|fifty|\d+))")
@@ -90,7 +93,16 @@ _CARER_OF = (rf"(?:{DEPENDENT}|my (?:\w+ )?(?:cousin|nephew|niece|grand\w+|dad|m
 FRAMES: list[Entry] = [
     # --- suicide: the wish not to exist, said around the words ---------------------------------
     _f("suicide", "passive ideation",
-       rf"\b{_WISH} (?:to |that |if |for )?(?:i |me )?(?:could |would |'d |might )?{_JUST}{_NOT_BE}\b"),
+       rf"\b{_WISH} (?:the (?:idea|thought) of )?(?:to |that |if |for )?(?:i |me )?(?:could |would |'d |might )?"
+       rf"{_JUST}{_NOT_BE}\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:wish|hope|pray|want)\w*\b.{0,20}\b(?:a|the|some) (?:car|bus|truck|lorry|train|plane|drunk driver|meteor|"
+       r"asteroid|lightning|something|someone|somebody) (?:would |could |will |might )?(?:just )?(?:hit|run over|kill|"
+       r"crash into|take) me\b", strong=True),
+    _f("suicide", "passive ideation",
+       r"\b(?:don't|do not|no longer|can't|cannot) (?:really )?(?:want|wanna|bear|face) (?:to )?(?:keep )?(?:doing |"
+       r"going on with )?(?:this |the )?(?:whole )?(?:living|life|existing|being alive)(?: thing)?\b(?! (?:with|in|"
+       r"at|near|situation|arrangement)\b)"),
     _f("suicide", "passive ideation",
        r"\b(?:hope|hoping|wish|wishing|pray\w*)\b.{0,20}\bsomething (?:would |will |bad )?happen\w* to me\b"),
     _f("suicide", "passive ideation",
@@ -112,9 +124,10 @@ FRAMES: list[Entry] = [
        r"\b(?:won't|will not|wouldn't|not going to|not gonna) (?:have to|need to) (?:deal with|worry about|put up "
        r"with|look after|take care of|bother with) me (?:for )?(?:much longer|anymore|any more|for long|soon)\b"),
     _f("suicide", "passive ideation",
-       r"\b(?:everyone|everybody|they|people|my (?:\w+ )?(?:family|kids|wife|husband|partner|parents|mum|mom|dad|"
-       r"friends))\b.{0,10}\b(?:would|'d|will|could) (?:all )?(?:\w+ )?(?:manage|cope|be fine|be okay|be ok|do "
-       r"better|move on|get by|be better|be happier|survive)\b.{0,20}\bwithout me\b"),
+       r"\b(?:everyone|everybody|they|people|the world|world|life|my (?:\w+ )?(?:family|kids|wife|husband|partner|"
+       r"parents|mum|mom|dad|friends))\b.{0,10}\b(?:would|'d|will|could) (?:all )?(?:\w+ )?(?:manage|cope|be fine|"
+       r"be okay|be ok|do better|move on|get by|be better|be happier|survive|keep (?:spinning|turning|going)|go on|"
+       r"carry on)\b.{0,20}\bwithout me\b"),
     # --- suicide: means kept, counted, researched, or looked down from ------------------------------
     _f("suicide", "preparatory act",
        rf"\b{_KEEP}\b.{{0,40}}\b{_MEANS}\b.{{0,60}}\b{_PURPOSE}|\b{_MEANS}\b.{{0,40}}\b{_KEEP}\b.{{0,40}}\b{_PURPOSE}",
@@ -171,6 +184,18 @@ FRAMES: list[Entry] = [
     _f("suicide", "past attempt",
        r"\b(?:took|swallowed|downed|had)\b.{0,30}\b(?:too much|too many|a lot|loads|everything|all|the whole)\b.{0,40}"
        r"\b(?:on purpose|deliberately|intentionally|to (?:die|not wake up|end it|make it stop))\b", sentence=True),
+    _f("suicide", "preparatory act",
+       rf"\b{_MEANS}\b.{{0,80}}\b(?:(?:been|keep|kept|can't stop|couldn't stop) (?:\w+ )?(?:looking|staring|"
+       rf"star(?:e|ed)|"
+       rf"look(?:ed)?) at (?:it|them)|(?:been )?think\w* about (?:taking|using) (?:it|them))\b", sentence=True),
+    _f("suicide", "preparatory act",
+       rf"\b(?:look\w* (?:into|up|online)|googl\w*|search\w*|research\w*|ask\w* around|find out|found out|check\w*)"
+       rf"\b.{{0,20}}\b(?:where|how)\b (?:i |to |you )?(?:could |can |would )?(?:buy|get|order|find) (?:a |some |"
+       rf"the )?(?:\w+ )?{_MEANS}\b"),
+    _f("suicide", "plan",
+       r"\b(?:picked|chose|chosen|found|scouted|decided on) (?:a|the) (?:spot|place|location|day|date)\b(?! for\b)"
+       r".{0,60}\b(?:bridge|cliff|quarry|woods|forest|river|lake|sea|tracks|railway|roof|car park|overpass|"
+       r"motorway)\b", sentence=True),
     # --- suicide: past attempts said around the words ---------------------------------------------
     _f("suicide", "past attempt",
        r"\b(?:swallowed|took|downed|ate|drank)\b (?:all of |all |just )?(?:everything|whatever|all) (?:i could find )?"
@@ -211,6 +236,9 @@ FRAMES: list[Entry] = [
     _f("self_harm", "self-injury",
        r"\b(?:threw|throw\w*|hurl\w*|flung|fling\w*|walk\w*|ran|run|slam\w*|put) myself\b.{0,40}\b(?:on purpose|"
        r"deliberately|intentionally|so (?:i'd|i would|i could|that i'd|that i would) (?:get hurt|break|bleed|feel))\b"),
+    _f("self_harm", "self-injury",
+       rf"\b(?:cuts|slashes|scratches|burns|scars|marks|welts)\b (?:all )?(?:up|on|over|across|along|down) (?:my |both "
+       rf"(?:my )?)(?:\w+ )?{_BODY}\b"),
     # --- harm to others: directional and separable harm verbs -------------------------------------
     _f("harm_to_others", "thoughts of harming others",
        rf"\b(?:push\w*|shov\w*|throw\w*|threw|knock\w*) {_PERSON} (?:down (?:the|a) (?:stairs|steps|hill)|off "
@@ -234,6 +262,9 @@ FRAMES: list[Entry] = [
     _f("harm_to_others", "preparatory act",
        rf"\b(?:carry\w*|bought|got|keep\w*|brought|bring\w*|sharpen\w*|load\w*) (?:a |my |the |his )?{_WEAPON}\b"
        rf".{{0,60}}\b(?:him|her|them|his|their|{OTHER})\b", sentence=True),
+    _f("harm_to_others", "thoughts of harming others",
+       rf"\b(?:my fist|my foot|my knee|a knife|a bullet|a brick|a bottle|my hands?) (?:through|in|into|down|around) "
+       rf"(?:his|her|their|{OTHER}'s) (?:face|head|throat|chest|skull|teeth|neck|gut|stomach)\b"),
     # --- abuse: an agent, a violence verb, the client ------------------------------------------------
     _f("abuse", "physical",
        rf"\b(?:pull\w*|yank\w*|drag\w*|grabb?\w*|held|hold\w*|lift\w*|threw|throw\w*|shov\w*|push\w*|swung|"
@@ -279,6 +310,16 @@ FRAMES: list[Entry] = [
        r"\bcall(?:s|ed|ing)? (?:her|him|them|my (?:\w+ )?(?:mother|mum|mom|dad|father|son|daughter|kids?|wife|husband|"
        r"grandma|grandpa|nan|sister|brother)) (?:a |an )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|"
        r"bitch|idiot|retard\w*|pathetic|cow|pig|names|failure|loser|disgusting|dumb|trash|garbage)\b"),
+    _f("abuse", "emotional",
+       r"\b(?:tell\w*|told|says|said|saying|screams|screamed|yells|yelled|shouts|shouted) (?:at )?me\b.{0,20}\b(?:"
+       r"wish\w*|"
+       r"want\w*|hope\w*) (?:that )?(?:i'd|i had|i was|i were|i would|i'd just) (?:never been born|never born|be dead|"
+       r"dead|die|gone|not (?:here|around)|kill myself|disappear)\b"),
+    _f("abuse", "abuse of someone else",
+       r"\b(?:them|him|her|the kids|kids|the children|the baby|my \w+|us|me|i) (?:getting|get|got|being|been|was|were|"
+       r"used to get|would get) (?:slapped|hit|beaten|beat up|smacked|punched|kicked|whipped|spanked|choked|"
+       r"strangled|thrown around)\b(?! (?:by (?:a|the) (?:car|ball|bus|truck|bike|wave)|in the "
+       r"(?:face|head) (?:by|with) (?:a|the) ball)\b)"),
     # --- neglect: basic needs missing ------------------------------------------------------------------
     _f("neglect", "neglect",
        rf"\b(?:never|didn't|did not|don't|wasn't|weren't|hardly|rarely|no|without)\b (?:ever )?(?:had|have|get|got|"
@@ -290,6 +331,12 @@ FRAMES: list[Entry] = [
     _f("neglect", "neglect",
        rf"\b(?:doesn't|don't|won't|never|forgets? to|forgot to|stopped|isn't|aren't|wasn't) (?:\w+ )?(?:give|giving|"
        rf"gave|bring|bringing|get|getting|pick\w* up) {_CARER_OF}(?:'s)? (?:his |her |their )?{_NEEDS}\b"),
+    _f("neglect", "neglect",
+       r"\b(?:carer|caregiver|aide|nurse|care worker|home help|support worker|helper)\b.{0,20}\b(?:"
+       r"hasn't|hadn't|doesn't|"
+       r"didn't|never|stopped|isn't|wasn't|won't) (?:been )?(?:turn(?:ed|ing)? up|com(?:e|ing)|came|show(?:n|ed|ing)? "
+       r"up|visit\w*|been (?:in|round|around))\b.{0,30}\b(?:in days|for days|in a week|for a week|in weeks|for weeks|"
+       r"\w+ days|since)\b", sentence=True),
     _f("neglect", "neglect",
        r"\b(?:go|went|going|gone|do|did) without (?:any )?(?:dinner|food|meals|eating|lunch|breakfast|heat|heating)\b"
        r".{0,20}\b(?:a lot|often|most (?:days|nights)|regularly|all the time|for days|some days|many nights|again)\b"),

@@ -53,7 +53,7 @@ OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other 
           rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
 ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
-               r"smack\w*|whip\w*|whupp?\w*|spank\w*|shook|shakes|shaking|burn|burns|burned|burnt|bit|bite|bites|"
+               r"smack\w*|whip\w*|whupp?\w*|spank\w*|backhand\w*|elbow\w*|kneed|shook|shakes|shaking|burn|burns|burned|burnt|bit|bite|bites|"
                r"threw|throws|"
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
 HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
@@ -118,7 +118,9 @@ ENTRIES: list[Entry] = [
     _e("suicide", "passive ideation", r"\b(?:sleep|fall asleep|go to sleep) and (?:just )?(?:not|never) wake up\b"),
     _e("suicide", "passive ideation",
        rf"\b{_NEG_WANT} (?:be )?(?:alive|live|living|exist|existing|wake up|be on this earth|be in this world|"
-       rf"go on(?: living)?|keep (?:living|going|on))\b"),
+       rf"go on(?: living)?|keep (?:living|going|on))\b(?! (?:with|at|near|together|abroad|next to|close to|so far|off|"
+       rf"there|on (?:my|our|the|campus|a)|in (?:a|an|the|that|my|our|his|her|this) (?:house|flat|city|town|country|"
+       rf"apartment|area|place|neighbou?rhood|dorm|street)\b))"),
     _e("suicide", "passive ideation",
        rf"\b{_NEG_WANT} (?:be )?(?:here|around)(?: (?:anymore|any more|any longer|no more|on this earth|"
        rf"in this world))\b"),
@@ -239,7 +241,8 @@ ENTRIES: list[Entry] = [
        r"face))\b.{0,40}\b(?:bleed\w*|bled|raw|blood)\b"),
     _e("self_harm", "self-injury", r"\b(?:punch\w*|hit\w*|slap\w*|bit|bite|biting|pinch\w*|starv\w*) my ?self\b"),
     _e("self_harm", "self-injury",
-       r"\b(?:bang\w*|hit\w*|slam\w*) my head (?:on|against|into) (?:the|a) (?:wall|floor|door)\b.{0,40}\b(?:until|"
+       r"\b(?:bang\w*|hit\w*|slam\w*|bash\w*|smash\w*|knock\w*) my head (?:on|against|into) (?:the|a) (?:wall|floor|"
+       r"door)\b.{0,40}\b(?:whenever|when|if|over and over|until|"
        r"till|when i|on purpose|every time|again)\b"),
     _e("self_harm", "self-injury", r"\bhurt(?:s|ing)? my ?self\b"),
     _e("self_harm", "self-injury",
@@ -343,7 +346,7 @@ ENTRIES: list[Entry] = [
        rf"\b(?:left|leave|leaves|leaving) {DEPENDENT} (?:\w+ ){{0,3}}(?:alone|by (?:him|her|"
        rf"them)sel(?:f|ves)|unattended)\b"),
     _e("neglect", "neglect",
-       rf"\b(?:left|leave|leaves|leaving) {DEPENDENT} in (?:the|a|his|her) (?:crib|cot|car|room|"
+       rf"\b(?:left|leave|leaves|leaving) (?:me|us|{DEPENDENT}) in (?:the|a|his|her) (?:crib|cot|car|room|"
        rf"bed)\b.{{0,30}}\b(?:all day|all night|for hours|for days)\b"),
     _e("neglect", "neglect",
        r"\bno food (?:in the (?:house|fridge|flat)|at home|for (?:us|days|the kids))\b|\b(?:went|go|going|"
@@ -498,8 +501,8 @@ ENTRIES.extend([
        r"partner|"
        r"boyfriend|girlfriend|family|roommate|stepson|stepdaughter)\b.{0,30}\b(?:steals?|stealing|stole|takes|took|"
        r"taking)"
-       r"\b.{0,20}\b(?:my|her|his|their) (?:money|medications?|meds|pills|pension|savings|jewel\w*|checks?|"
-       r"bank cards?)\b"),
+       r"\b.{0,20}\b(?:my|her|his|their)(?: \w+'s)? (?:pension |benefits |bank )?(?:money|medications?|meds|pills|"
+       r"pension|savings|jewel\w*|checks?|cards?)\b"),
     _e("neglect", "neglect",
        r"\b(?:was|were|got|being|been) left (?:at home |home )?alone\b.{0,30}\b(?:for days|for hours|all day|all night|"
        r"overnight|for (?:a |the )?(?:week|weekend)|as a (?:kid|child)|when i was)\b"),
@@ -659,6 +662,10 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"ants?|bugs?)"
     r"\b.{0,15}\b(?:bit|bites|biting|scratch\w*|kick\w*|hit|hits|attack\w*|jump\w*|claw\w*) (?:me|us|my)\b",
     r"\brather die than\b",
+    r"\bget (?:back at|even with) .{0,30}\bby (?:winning|beating|doing|getting|being|showing|proving|making|"
+    r"acing|finishing)\b",
+    r"\bdisappear\w* (?:from|into|to|for a|for the|off|on|under|behind|with)\b(?! (?:the face of the earth|this world|"
+    r"existence|everyone|everything)\b)",
     r"\bgun to my head\b.{0,30}\b(?:make|made|makes|making|to get) me\b|\bif (?:you|someone|somebody) (?:held|"
     r"put) a gun to my head\b",
 )]
@@ -671,7 +678,9 @@ TRIVIAL = _re(r"\bif i (?:was|am|'m|were|get|got|show up|come in) (?:late|wrong)
 
 #: look-alikes read over the whole sentence: (the risk words, a context that makes them literal)
 SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
-    (_re(r"\bkick(?:s|ed|ing)? (?:me|us)\b"), _re(r"\b(?:pregnan\w*|months along|weeks along|womb|bump|the baby)\b")),
+    (_re(r"\bkick(?:s|ed|ing)? (?:me|us)\b"),
+     _re(r"\b(?:months along|weeks along|womb|bump|inside me|from (?:the )?inside)\b|\bthe baby\b(?! "
+         r"(?:was|is)\b)")),
     (_re(r"\b(?:bit|bites|biting|hit|hits|kick\w*|slap\w*|scratch\w*|pinch\w*) (?:me|us)\b"),
      _re(r"\b(?:toddler|infant|newborn|teething|tantrums?|two-year-old|three-year-old|terrible twos)\b")),
     (_re(r"\b(?:edge|ledge|top|railing) of (?:the|a|my|that) (?:roof|building|cliff|balcony|bridge)\b"),
@@ -713,7 +722,9 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:hit|hits|punch\w*|kick\w*|bit|bites|push\w*|slap\w*|smack\w*)\b"),
      _re(r"\bplay[- ]?fight\w*|\bwrestl\w*|\brough ?hous\w*|\btypical siblings?\b|\bsibling rivalry\b|"
          r"\bfighting over (?:a|the) "
-         r"toy\b|\bpillow fight\b|\bboxing\b|\bsparring\b|\bmartial arts\b|\bkarate\b")),
+         r"toy\b|\bpillow fight\b|\bboxing\b|\bsparring\b|\bmartial arts\b|\bkarate\b|\b(?:messing|mucking|"
+         r"horsing|fooling|joking|clowning) (?:about|around)\b|\bjust playing\b|\b(?:football|soccer|rugby|hockey|"
+         r"basketball|netball|lacrosse) (?:match|game|practice|training)\b")),
     (_re(r"\b(?:hit|hits|struck|knocked|rear-?ended|ran into|run into)\b"),
      _re(r"\b(?:car|cars|truck|bus|bike|bicycle|motorcycle|vehicle|driver|rear-?ended|accident|crash|red light|"
          r"intersection|"
@@ -765,7 +776,7 @@ QUESTION: dict[str, re.Pattern[str]] = {
         r"(?:hit|hurt|hurting|push|pushed|shove|threaten|threatened|touch|touched|force|forced|slap|kick|choke|grab|"
         r"abuse|abused|"
         r"call you|control|controlling)\b|\btouched you\b|\bafraid of (?:him|her|them|your)\b|\bforced you\b|"
-        r"\bhurt you\b|\bhit you\b|"
+        r"\b(?:hurt|hurting|hit|hitting|harming|threatening|scaring|kicking|choking|pushing|forcing|abusing) you\b|"
         r"\bthreaten(?:s|ed|ing)? you\b"),
     "neglect": _re(
         r"\benough (?:food|to eat)\b|\blook(?:s|ing)? after you\b|\btak(?:e|es|ing) care of you\b|\bleft alone\b|"
