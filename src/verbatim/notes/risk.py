@@ -206,6 +206,9 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     mine = bool(_ME & set(_tokens(m.group(0)))) or "my" in _tokens(m.group(0))
     if category in ("suicide", "self_harm") and not other and not mine and _someone_else(before):
         other = True
+    if category == "self_harm" and not other and not re.search(r"\bmy ?self\b|\bmy own\b", m.group(0)) \
+            and _someone_else(before):
+        category, kind = "abuse", "physical"  # "he slammed the car door on my hand on purpose"
     if category == "harm_to_others" and kind == "thoughts of harming others":
         if not _agent_is_client(before) and not re.search(r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|"
                                                           r"fantasi[sz]e|going to|gonna|i'll|could|tempted)\b", before):

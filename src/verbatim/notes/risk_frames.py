@@ -113,6 +113,25 @@ FRAMES: list[Entry] = [
     _f("suicide", "passive ideation",
        r"\btime (?:for me )?to (?:go|check out|leave)\b.{0,20}\b(?:for good|forever|permanently|for real)\b|"
        r"\bcheck(?:ing|ed)? out\b.{0,20}\b(?:permanently|for good|forever|of (?:life|this world))\b", sentence=True),
+    _f("suicide", "passive ideation",
+       r"\b(?:disappointed|upset|annoyed|angry|gutted|sorry|sad|devastated|pissed off) (?:that )?i (?:woke up|survived|"
+       r"made it|(?:am|'m) still (?:here|alive)|didn't die|lived)\b(?! (?:so |too |really |way )?(?:late|early|at \d|"
+       r"in "
+       r"time|on time|through (?:the|that) (?:exam|interview|meeting|class)))"),
+    _f("suicide", "passive ideation",
+       r"\b(?:that's it for me|that'll be it for me|that's the end for me|that's the end of me|i'm checking out)\b"
+       r"(?! (?:and|with|at|of|for|on)\b)", sentence=True),
+    _f("suicide", "passive ideation",
+       r"\b(?:go to sleep|fall asleep|sleep) and (?:never|not) (?:have to )?(?:wake up|deal with|face|feel) (?:any of "
+       r"(?:it|this)|anything|it|this|life|everything|anyone|any of them)(?: \w+){0,2} (?:again|anymore|any more)\b"),
+    _f("suicide", "passive ideation", r"\bready to (?:be (?:done|gone|over|finished)|go)(?=[\s.!?]*$)"),
+    _f("suicide", "passive ideation",
+       r"\b(?:hope|hoping|wish|wishing|pray\w*) (?:that )?i (?:get|got|have|catch|develop|find out i have) (?:a |an )?"
+       r"(?:\w+ )?(?:terminal|fatal|incurable|cancer|heart attack|stroke|brain tumou?r)\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:nobody|no one|no-one) (?:would|will|'d) (?:find|found|notice|discover) (?:me|my body)\b.{0,20}\b(?:for "
+       r"(?:days|weeks|ages)|until|in time)\b|\b(?:nobody|no one|no-one) (?:would|will|'d) (?:find|discover) my "
+       r"body\b"),
     # --- suicide: no future ------------------------------------------------------------------
     _f("suicide", "passive ideation",
        rf"\b(?:can't|cannot|couldn't|don't|do not|can not) (?:really |even )?(?:picture|see|imagine|plan on|"
@@ -145,9 +164,15 @@ FRAMES: list[Entry] = [
        r"ways to|methods? (?:of|to|for))\b.{0,30}\b(?:(?:would|could|will|to|it takes to) (?:do it|kill|be lethal|"
        r"be enough|end it|die)|bleed(?:ing)? out|drown\w*|suffocat\w*|hang\w*|(?:is|are|be) (?:lethal|fatal))\b"),
     _f("suicide", "preparatory act",
+       r"\b(?:look\w* (?:up|online|into)|googl\w*|search\w*|research\w*|read\w* (?:up )?(?:on|about)|work\w* out|"
+       r"figur\w* out|calculat\w*|check\w*)\b.{0,30}\b(?:dose|amount|quantity|number)\b.{0,30}\b(?:stop (?:my|your|"
+       r"the|a) heart|kill (?:me|you|someone|a person)|not wake up|be (?:lethal|fatal|enough)|(?:is|was) (?:lethal|"
+       r"fatal))\b"),
+    _f("suicide", "preparatory act",
        rf"\b(?:stood|standing|stand|sat|sitting|went|go|going|drove|walked|walk|climbed|got)\b.{{0,50}}\b(?:{_HEIGHT}|"
        rf"the edge|cliffs)\b.{{0,50}}\b(?:stayed there|stood there|sat there|look\w* (?:over|down)|"
-       rf"star\w* (?:over|down)|peer\w* (?:over|down)|for (?:a long time|an hour|"
+       rf"star\w* (?:over|down)|peer\w* (?:over|down)|for (?:\w+ )?(?:hours?|ages|a while|the night)|"
+       rf"for (?:a long time|an hour|"
        rf"hours|ages|ages and ages)|deciding|thinking about it|how (?:easy|quick|far))\b",
        sentence=True),
     _f("suicide", "method",
@@ -196,6 +221,11 @@ FRAMES: list[Entry] = [
        r"\b(?:picked|chose|chosen|found|scouted|decided on) (?:a|the) (?:spot|place|location|day|date)\b(?! for\b)"
        r".{0,60}\b(?:bridge|cliff|quarry|woods|forest|river|lake|sea|tracks|railway|roof|car park|overpass|"
        r"motorway)\b", sentence=True),
+    _f("suicide", "past attempt",
+       rf"\b{_MEANS}\b.{{0,30}}\b(?:in my hands?|around my neck|to my (?:head|neck|throat|wrist)|in my mouth|lined up|"
+       rf"counted out|ready)\b.{{0,40}}\b(?:then|when|until|but|and)\b.{{0,30}}\b(?:called|rang|phoned|came home|"
+       rf"walked "
+       rf"in|knocked|texted|came in|stopped me|interrupted|found me)\b", sentence=True),
     # --- suicide: past attempts said around the words ---------------------------------------------
     _f("suicide", "past attempt",
        r"\b(?:swallowed|took|downed|ate|drank)\b (?:all of |all |just )?(?:everything|whatever|all) (?:i could find )?"
@@ -231,8 +261,9 @@ FRAMES: list[Entry] = [
     _f("self_harm", "self-injury",
        rf"\b{_KEEP}\b.{{0,30}}\b{_SH_TOOL}\b.{{0,40}}\b{_PURPOSE}", sentence=True),
     _f("self_harm", "self-injury",
-       rf"\b(?:\w+ )?my (?:own )?(?:\w+ )?{_BODY}\b.{{0,30}}\b(?:until|till|til) (?:they|it|my \w+) (?:was|were|"
-       rf"went|got) (?:raw|bleeding|bloody|numb|bruised)\b"),
+       rf"\b(?:\w+ )?my (?:own )?(?:\w+ )?{_BODY}\b.{{0,30}}\b(?:until|till|til) (?:they|it|my \w+) ?(?:was|were|"
+       rf"went|got|'re|are|'s|is|turn(?:ed|s)?) (?:raw|bleeding|bloody|numb|bruised|purple|black|blue|black and blue|"
+       rf"red raw|swollen)\b"),
     _f("self_harm", "self-injury",
        r"\b(?:threw|throw\w*|hurl\w*|flung|fling\w*|walk\w*|ran|run|slam\w*|put) myself\b.{0,40}\b(?:on purpose|"
        r"deliberately|intentionally|so (?:i'd|i would|i could|that i'd|that i would) (?:get hurt|break|bleed|feel))\b"),
@@ -304,8 +335,15 @@ FRAMES: list[Entry] = [
     _f("abuse", "sexual",
        r"\b(?:step\w*|stepdad|stepfather|uncle|husband|boyfriend|man|guy|neighbou?r|teacher|coach|brother|cousin|dad|"
        r"father|grandpa|grandad|granddad|lodger|tutor)\b.{0,30}\b(?:keeps? |kept |always |would )?(?:com(?:e|es|ing)|"
-       r"came|climb\w*|sneak\w*|snuck|creep\w*|crept|get\w*|got) (?:in|into) (?:my|our|her|his) (?:room|bed|bedroom)\b"
-       r".{0,20}\b(?:at night|when|while|after)\b", sentence=True),
+       r"came|climb\w*|sneak\w*|snuck|creep\w*|crept|get\w*|got|walk\w*) (?:in|into) (?:my|our|her|his|the) "
+       r"(?:room|bed|bedroom|bathroom|shower)\b.{0,20}\b(?:at night|when|while|after)\b", sentence=True),
+    _f("abuse", "sexual",
+       r"\bspik(?:ed|ing|es) my drink\b|\bdrugg(?:ed|ing) me\b|\bput something in my drink\b|\bwoke up (?:naked|in "
+       r"(?:his|her|their|a stranger's) bed|with (?:him|her) on top)\b"),
+    _f("abuse", "physical",
+       r"\b(?:spat|spit|spits|spitting) (?:on|in|at) (?:me|my face|us)\b|\bmade (?:me|us) (?:sleep|stay|stand|kneel|"
+       r"sit|live) (?:in|outside|on|out in) (?:the|a) (?:shed|garage|cold|basement|cellar|cupboard|closet|yard|garden|"
+       r"doghouse|rain|snow|corner for hours)\b"),
     _f("abuse", "emotional",
        r"\bcall(?:s|ed|ing)? (?:her|him|them|my (?:\w+ )?(?:mother|mum|mom|dad|father|son|daughter|kids?|wife|husband|"
        r"grandma|grandpa|nan|sister|brother)) (?:a |an )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|"
@@ -337,6 +375,10 @@ FRAMES: list[Entry] = [
        r"didn't|never|stopped|isn't|wasn't|won't) (?:been )?(?:turn(?:ed|ing)? up|com(?:e|ing)|came|show(?:n|ed|ing)? "
        r"up|visit\w*|been (?:in|round|around))\b.{0,30}\b(?:in days|for days|in a week|for a week|in weeks|for weeks|"
        r"\w+ days|since)\b", sentence=True),
+    _f("neglect", "neglect",
+       rf"\b(?:leaves|left|leaving|leave) (?:them|him|her|us|me|the kids|the children|the baby|{DEPENDENT}) "
+       rf"(?:alone |home |at home )?(?:with no|without) (?:any )?(?:food|heating|heat|water|money|supervision|an adult|"
+       rf"anyone|adult)\b|\bliving in (?:filth|squalor|dirt)\b"),
     _f("neglect", "neglect",
        r"\b(?:go|went|going|gone|do|did) without (?:any )?(?:dinner|food|meals|eating|lunch|breakfast|heat|heating)\b"
        r".{0,20}\b(?:a lot|often|most (?:days|nights)|regularly|all the time|for days|some days|many nights|again)\b"),

@@ -53,7 +53,8 @@ OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other 
           rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
 ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
-               r"smack\w*|whip\w*|whupp?\w*|spank\w*|backhand\w*|elbow\w*|kneed|shook|shakes|shaking|burn|burns|burned|burnt|bit|bite|bites|"
+               r"smack\w*|whip\w*|whupp?\w*|spank\w*|backhand\w*|elbow\w*|kneed|shook|shakes|shaking|burn|burns|"
+               r"burned|burnt|bit|bite|bites|"
                r"threw|throws|"
                r"throwing|grabb?\w*|drag\w*|pinn?\w*|headbutt\w*|stomp\w*|hurt|hurts|hurting|stab\w*|strik\w*|struck)")
 HARM_VERB = (r"(?:kill|killing|hurt|hurting|harm|harming|stab|stabbing|shoot|shooting|strangle|strangling|choke|"
@@ -268,7 +269,8 @@ ENTRIES: list[Entry] = [
     _e("abuse", "abuse of someone else", rf"\b{ABUSE_VERB} {DEPENDENT}\b"),
     _e("abuse", "abuse of someone else", rf"\b{DEPENDENT}\b.{{0,60}}\b(?:bruis\w*|black eye|welts?|marks? on)\b"),
     _e("abuse", "abuse of someone else",
-       rf"\b(?:carer|caregiver|care worker|aide|staff|husband|wife|boyfriend|girlfriend|partner|dad|father|mom|mum|"
+       rf"\b(?:carer|caregiver|care worker|care assistant|support worker|nurse|aide|staff|husband|wife|boyfriend|"
+       rf"girlfriend|partner|dad|father|mom|mum|"
        rf"mother|"
        rf"stepdad|stepfather|stepmom|stepmother|brother|sister|uncle|aunt|grandpa|grandma|teacher|coach|babysitter|"
        rf"nanny)\b"
@@ -292,15 +294,18 @@ ENTRIES: list[Entry] = [
        strong=True),
     _e("abuse", "sexual", rf"\b(?:my|our) (?:\w+ )?{RELATION}\b.{{0,20}}\btouch(?:ed|es|ing) (?:me|us|my|her|him)\b"),
     _e("abuse", "emotional",
-       r"\bcall(?:s|ed|ing)? me (?:a |an |his |her )?(?:\w+ )?(?:worthless|stupid|useless|ugly|fat|whore|slut|bitch|"
-       r"idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow)\b"),
+       r"\bcall(?:s|ed|ing)? me (?:a |an |his |her |such a |a total |a complete )?(?:\w+ )?(?:worthless|stupid|"
+       r"useless|ugly|fat|whore|slut|bitch|"
+       r"idiot|retard\w*|pathetic|crazy|psycho|names|nothing|failure|loser|disgusting|dumb|trash|garbage|pig|cow|"
+       r"waste of (?:space|oxygen|skin|air)|freak|mistake|burden|embarrassment|piece of (?:shit|crap|garbage))\b"),
     _e("abuse", "emotional",
        r"\b(?:tells|told|telling|says|said|saying|reminds|remind|screams|yells)\b (?:me )?(?:that )?(?:i'm|i am|"
        r"i was|i'll never|i will never|i'd never|i'm not|nobody|no one|no-one|i don't|i should|"
        r"i'm just)\b.{0,40}\b(?:worthless|stupid|useless|ugly|fat|nothing|crazy|pathetic|failure|disgusting|burden|"
        r"want me|love me|deserve|mistake|amount to|good for nothing|better off|kill|whore|slut|disappointment)\b"),
     _e("abuse", "emotional",
-       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:have (?:my own |a |any )?(?:bank card|card|"
+       r"\b(?:won't|doesn't|wouldn't|didn't|never|don't) let(?:s)? me (?:have (?:my own |a |"
+       r"any )?(?:bank )?(?:bank card|card|"
        r"account|"
        r"keys|car keys|passport|phone)|see|talk to|call|text|go (?:out|anywhere|"
        r"to)|leave|have (?:my own |any )?(?:money|a phone|friends|a job|a car)|work|drive|use the phone|visit|sleep|"
@@ -358,7 +363,9 @@ ENTRIES: list[Entry] = [
        rf"take care of|look after) (?:me|us|{DEPENDENT}|him|her|them)\b"),
     _e("neglect", "neglect",
        r"\b(?:nobody|no one|no-one|never) (?:took|takes|would take|was taking) (?:me|us|him|"
-       r"her) to (?:the )?(?:doctor|dentist|hospital|school)\b|\bnobody (?:took care of|looked after|fed|"
+       r"her) to (?:the )?(?:doctor|dentist|hospital|school)\b|\b(?:nobody|no one|no-one)(?:'s| has| had)? (?:been )?"
+       r"(?:washed|bathed|fed|changed|cleaned|checked on|feeding|washing) (?:him|her|them|me|us)\b|"
+       r"\bnobody (?:took care of|looked after|fed|"
        r"watched) (?:me|us)\b"),
     _e("neglect", "neglect",
        r"\b(?:sitting|left|lying|sat) in (?:a |her |his |their )?(?:dirty|soiled|wet) (?:diapers?|nappy|nappies|"
@@ -556,7 +563,8 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     # media, campaigns, work and study about a topic
     r"\b(?:movie|film|show|series|documentary|book|novel|song|article|podcast|episode|news|story|video|play|lecture|"
     r"class|course|training|essay|paper|report|research|statistics|awareness|prevention|hotline|helpline|charity|"
-    r"fundraiser|campaign|volunteer\w*|walk|marathon|conference|seminar|webinar|workshop|module)\b.{0,40}\b"
+    r"fundraiser|campaign|volunteer\w*|walk|marathon|conference|seminar|webinar|workshop|module|talks?|"
+    r"presentation|assembly|panel|poster|leaflet|pamphlet|study|survey|exhibit\w*|prevent\w*)\b.{0,40}\b"
     r"(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b",
     r"\b(?:suicid\w*|abus\w*|self[- ]harm\w*|overdos\w*|domestic violence|rape|neglect)\b.{0,3}\b(?:prevention|"
     r"awareness|loss|survivors?|bereavement|support|groups?|meetings?|memorial|vigil|"
@@ -698,9 +706,12 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
          r"months?|while|trip)\b|\bwhile i'm (?:away|gone|at|on)\b|\bon (?:the|their|a) (?:trip|holiday|vacation)\b")),
     (_re(r"\b(?:look\w* (?:down|over)|stood|standing|top of|edge)\b"),
      _re(r"\b(?:beautiful|view|photos?|pictures?|selfies?|sunset|sunrise|scenery|amazing|gorgeous|stunning|tourists?|"
-         r"sightseeing|city lights|lookout|hik\w*)\b")),
+         r"sightseeing|city lights|lookout|hik\w*|fireworks|festival|concert|match|parade|stars)\b")),
     (_re(r"."), _re(r"\b(?:in|on) (?:that|the|this|a) (?:reality show|tv show|show|movie|film|series|book|novel|"
                    r"documentary|episode|game|video game|play|podcast)\b")),
+    (_re(r"\b(?:affairs in order|my will|life insurance)\b"),
+     _re(r"\b(?:surgery|operation|procedure|diagnos\w*|cancer|trip|travel\w*|baby|deployment|deployed|retir\w*|"
+         r"mortgage|lawyer|solicitor|estate planning|new job|wedding)\b")),
     (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy)\b")),
     (_re(r"\bkeep going\b|\bgo on\b"), _re(r"\b(?:at|in|with) (?:this|that|my|the) (?:job|work|pace|school|course|team|"
                                              r"relationship|schedule|diet|programme|program)\b")),
