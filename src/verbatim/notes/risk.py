@@ -104,6 +104,9 @@ _DOUBLE_NEGATION = re.compile(r"\b(?:be lying|lie|can't say|cannot say|couldn't 
                               r"(?: i)?(?: said| say| told you)?(?: that)?(?: i| i've)?$")
 _ANIMAL_AGENT = re.compile(r"\b(?:cat|cats|kitten|dog|dogs|puppy|horse|hamster|parrot|bird|rabbit|bunny|ferret|snake|"
                            r"bee|wasp|mosquito|goat|pony)\s+(?:\w+ly\s+)?$")
+#: a threat said to be meant ("and I wasn't joking"): not jest
+_IN_EARNEST = re.compile(r"\b(?:not|wasn't|isn't|weren't|i'm not|no) (?:even )?(?:joking|kidding)\b|\bi (?:meant|mean) "
+                         r"it\b|\b(?:i'm|i am|i was) (?:dead )?serious\b")
 _SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|"
                         r"crisis "
                         r"line|tell you|go to the (?:er|hospital|emergency)|safety plan|hotline)\b", re.I)
@@ -254,7 +257,8 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                         words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
-                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole):
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole) and \
+                        not _IN_EARNEST.search(whole):
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
                 if f is not None:

@@ -47,11 +47,15 @@ _NOT_BE = (r"(?:not (?:be |being )?(?:here|around|alive|exist\w*|wake up|make it
            r"permanently)|not exist|cease to exist|fall asleep and not|go to sleep and not|never wake up|"
            r"go away (?:forever|for good|permanently)|"
            r"not wanting to (?:wake up|be (?:here|alive|around)|live|exist|go on)|"
-           r"(?:close|shut) my eyes and (?:not|never) (?:open|wake)|(?:not|never) open (?:my eyes|them) again)")
+           r"(?:close|shut) my eyes and (?:not|never) (?:open|wake)|(?:not|never) open (?:my eyes|them) again|dying|"
+           r"being dead|my (?:own )?death)")
 _WISH = (r"(?:want|wanted|wanting|wanna|wish|wished|wishing|hope|hoped|hoping|pray|praying|prayed|longing|"
          r"ready|would rather|'d rather|wouldn't mind|would not mind|wouldn't (?:even )?care|don't (?:even )?care|"
          r"do not care|didn't care|made peace with|at peace with|okay with|fine with|comfortable with|"
-         r"thoughts? (?:of|about)|dream (?:of|about)|fantasi[sz]e about)")
+         r"thoughts? (?:of|about)|dream (?:of|about)|fantasi[sz]e about|look(?:ing)? forward to|love it if|"
+         r"(?:would|'d) (?:honestly |really |just )?be (?:nice|good|a relief|easier|okay|ok|fine|great|better|"
+         r"lovely) if|"
+         r"wouldn't be (?:so |that |too )?bad if)")
 _FUTURE = (r"(?:in (?:a|another|two|five|a few|ten) (?:year|years|months|weeks)|by (?:next|the end of|this|the "
            r"time)|next (?:year|month|christmas|summer|birthday)|much longer|for (?:much|very) long|to see (?:my|"
            r"the|next|another)|for long|(?:at|by|past) (?:thirty|forty|fifty|\d+))")
@@ -95,6 +99,18 @@ FRAMES: list[Entry] = [
     _f("suicide", "passive ideation",
        rf"\b{_WISH} (?:the (?:idea|thought) of )?(?:to |that |if |for )?(?:i |me )?(?:could |would |'d |might )?"
        rf"{_JUST}{_NOT_BE}\b"),
+    _f("suicide", "passive ideation",
+       rf"\b{_WISH}\b.{{0,30}}\b(?:i|i'd|i'll|me|myself) (?:(?!(?:don't|not|never|won't|wouldn't|doesn't|didn't)\b)"
+       rf"\w+ ){{0,2}}{_NOT_BE}\b"),
+    _f("suicide", "active ideation", r"\b(?:end|ending|ended|delete|deleting|erase|erasing) my ?self\b"),
+    _f("suicide", "passive ideation",
+       r"(?:\bnot|n't) (?:[\w']+ ){0,3}(?:meant|supposed|made) to (?:be (?:alive|here|born)|exist|live)\b|"
+       r"\bi'm not meant "
+       r"for this (?:world|life)\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:would|'d|will) (?:have|be|do|live|grow up) (?:a )?(?:\w+ )?(?:better|happier|easier|calmer)\b.{0,20}\bif "
+       r"i (?:wasn't|weren't|was not|were not) (?:here|around|alive|born|gone|in (?:their|the|his|her) (?:lives?|"
+       r"picture|way)|their \w+|(?:his|her) \w+)\b"),
     _f("suicide", "passive ideation",
        r"\b(?:wish|hope|pray|want)\w*\b.{0,20}\b(?:a|the|some) (?:car|bus|truck|lorry|train|plane|drunk driver|meteor|"
        r"asteroid|lightning|something|someone|somebody) (?:would |could |will |might )?(?:just )?(?:hit|run over|kill|"
@@ -226,6 +242,10 @@ FRAMES: list[Entry] = [
        rf"counted out|ready)\b.{{0,40}}\b(?:then|when|until|but|and)\b.{{0,30}}\b(?:called|rang|phoned|came home|"
        rf"walked "
        rf"in|knocked|texted|came in|stopped me|interrupted|found me)\b", sentence=True),
+    _f("suicide", "preparatory act",
+       rf"\benough (?:of )?(?:my |the |her |his )?(?:\w+ )?{_MEANS} (?:saved|stored|put away|stashed|hidden|collected|"
+       rf"now|to (?:do it|kill|end it|die|not wake up))\b|\b(?:saved|stored|collected|stockpiled|"
+       rf"stashed) (?:up )?enough\b"),
     # --- suicide: past attempts said around the words ---------------------------------------------
     _f("suicide", "past attempt",
        r"\b(?:swallowed|took|downed|ate|drank)\b (?:all of |all |just )?(?:everything|whatever|all) (?:i could find )?"
@@ -263,7 +283,8 @@ FRAMES: list[Entry] = [
     _f("self_harm", "self-injury",
        rf"\b(?:\w+ )?my (?:own )?(?:\w+ )?{_BODY}\b.{{0,30}}\b(?:until|till|til) (?:they|it|my \w+) ?(?:was|were|"
        rf"went|got|'re|are|'s|is|turn(?:ed|s)?) (?:raw|bleeding|bloody|numb|bruised|purple|black|blue|black and blue|"
-       rf"red raw|swollen)\b"),
+       rf"red raw|swollen)\b|\b(?:\w+ )?my (?:own )?(?:\w+ )?{_BODY}\b.{{0,30}}\b(?:until|till|til) (?:they|it|my \w+|"
+       rf"the skin) (?:bled|bleeds|bleed|breaks|broke|split|splits|tore|tears|bruised)\b", strong=True),
     _f("self_harm", "self-injury",
        r"\b(?:threw|throw\w*|hurl\w*|flung|fling\w*|walk\w*|ran|run|slam\w*|put) myself\b.{0,40}\b(?:on purpose|"
        r"deliberately|intentionally|so (?:i'd|i would|i could|that i'd|that i would) (?:get hurt|break|bleed|feel))\b"),
@@ -296,6 +317,8 @@ FRAMES: list[Entry] = [
     _f("harm_to_others", "thoughts of harming others",
        rf"\b(?:my fist|my foot|my knee|a knife|a bullet|a brick|a bottle|my hands?) (?:through|in|into|down|around) "
        rf"(?:his|her|their|{OTHER}'s) (?:face|head|throat|chest|skull|teeth|neck|gut|stomach)\b"),
+    _f("harm_to_others", "thoughts of harming others",
+       r"\bcut(?:ting)? (?:him|her|them|someone|somebody)(?=\s*(?:$|[.!?]|with\b|open\b|badly\b|up\b))"),
     # --- abuse: an agent, a violence verb, the client ------------------------------------------------
     _f("abuse", "physical",
        rf"\b(?:pull\w*|yank\w*|drag\w*|grabb?\w*|held|hold\w*|lift\w*|threw|throw\w*|shov\w*|push\w*|swung|"
@@ -337,6 +360,15 @@ FRAMES: list[Entry] = [
        r"father|grandpa|grandad|granddad|lodger|tutor)\b.{0,30}\b(?:keeps? |kept |always |would )?(?:com(?:e|es|ing)|"
        r"came|climb\w*|sneak\w*|snuck|creep\w*|crept|get\w*|got|walk\w*) (?:in|into) (?:my|our|her|his|the) "
        r"(?:room|bed|bedroom|bathroom|shower)\b.{0,20}\b(?:at night|when|while|after)\b", sentence=True),
+    _f("abuse", "emotional",
+       r"\b(?:punch\w*|hit\w*|kick\w*|smash\w*|throw\w*|threw|slam\w*|bang\w*) (?:\w+ ){0,3}(?:walls?|doors?|things|"
+       r"stuff|the table|holes)\b.{0,30}\b(?:to (?:scare|frighten|intimidate) (?:me|us)|(?:next to|near|beside|"
+       r"right by|"
+       r"inches from) my (?:head|face))\b"),
+    _f("abuse", "sexual",
+       r"\b(?:make|made|makes|used to make|would make) (?:me|us|her|him) (?:sit on (?:his|her) lap|touch (?:him|her|"
+       r"it)|"
+       r"get undressed|undress|shower with (?:him|her)|sleep in (?:his|her) bed|keep (?:it|a) secret)\b"),
     _f("abuse", "sexual",
        r"\bspik(?:ed|ing|es) my drink\b|\bdrugg(?:ed|ing) me\b|\bput something in my drink\b|\bwoke up (?:naked|in "
        r"(?:his|her|their|a stranger's) bed|with (?:him|her) on top)\b"),
@@ -379,6 +411,10 @@ FRAMES: list[Entry] = [
        rf"\b(?:leaves|left|leaving|leave) (?:them|him|her|us|me|the kids|the children|the baby|{DEPENDENT}) "
        rf"(?:alone |home |at home )?(?:with no|without) (?:any )?(?:food|heating|heat|water|money|supervision|an adult|"
        rf"anyone|adult)\b|\bliving in (?:filth|squalor|dirt)\b"),
+    _f("neglect", "neglect",
+       r"\b(?:mum|mom|mother|dad|father|parents?|mam|ma)\b (?:would |used to |kept |often |always )?(?:disappear\w*|"
+       r"vanish\w*|go off|went off|leave|left|be gone|go out|went out|go missing|went missing)\b (?:\w+ ){0,2}for "
+       r"(?:days|a week|weeks|the weekend|whole weekends|nights|days on end)\b"),
     _f("neglect", "neglect",
        r"\b(?:go|went|going|gone|do|did) without (?:any )?(?:dinner|food|meals|eating|lunch|breakfast|heat|heating)\b"
        r".{0,20}\b(?:a lot|often|most (?:days|nights)|regularly|all the time|for days|some days|many nights|again)\b"),

@@ -50,6 +50,7 @@ DEPENDENT = (r"(?:(?:my|our|the|his|her|their|\w+'s) (?:little |youngest |oldest
               r"brother|sister)s?)")
 OTHER = (rf"(?:him|her|them|someone|somebody|anyone|anybody|people|others|other people|everyone|everybody|"
           rf"my (?:\w+ )?{RELATION}|my (?:boss|manager|neighbou?r|coworker|co-worker|colleague|teacher|friend|"
+          rf"flatmate|housemate|classmate|"
           rf"landlord)|"
           rf"that (?:guy|man|woman|girl|kid|bitch|bastard|idiot|asshole|jerk)|the (?:baby|kids?|neighbou?r|guy))")
 ABUSE_VERB = (r"(?:hit|hits|hitting|beat|beats|beating|beaten|slap\w*|punch\w*|kick\w*|chok\w*|strangl\w*|"
@@ -218,7 +219,8 @@ ENTRIES: list[Entry] = [
        r"go through with it|act on it)\b", needs_topic=True),
     _e("suicide", "past attempt",
        r"\b(?:tried|attempted|try|trying|attempt) (?:to )?(?:kill|end|hang|overdose|drown|shoot|gas|take my|od|"
-       r"slit)\b"),
+       r"slit)\b|\b(?:tried|attempted|try|trying|attempt) (?:to )?(?:suffocat\w*|smother|electrocut\w*|poison|"
+       r"strangl\w*|stab|unalive|off) (?:my ?self|my (?:own )?li(?:fe|ves)|my (?:wrists?|throat))\b"),
     _e("suicide", "past attempt",
        r"\battempt(?:ed|s)? (?:suicide|on my (?:own )?life)\b|\bsuicide attempts?\b|"
        r"\battempts?\b.{0,15}\bon my life\b"),
@@ -233,7 +235,8 @@ ENTRIES: list[Entry] = [
     _e("self_harm", "self-injury",
        r"\b(?:start\w*|been|keep|kept|stop\w*|quit|urges? to|want(?:ed)? to|need(?:ed)? to|used to|"
        r"go(?:ing)? back to|went back to|back to|relaps\w*|thinking about|thought about|tempted to|feel like|"
-       r"felt like)\s+cut(?:ting)?\b"),
+       r"felt like)\s+cut(?:ting)?\b(?! (?:him|her|them|someone|somebody|people|my \w+|the \w+|it|back|down|out|off|"
+       r"class|school|ties|corners|carbs|sugar|hair)\b)"),
     _e("self_harm", "self-injury", r"\bcut(?:ting)? (?:again|on my)\b"),
     _e("self_harm", "self-injury",
        r"\bburn(?:s|ed|t|ing)? (?:my ?self|my (?:arms?|skin|wrists?|legs?|hands?|thighs?))\b"),
@@ -390,8 +393,9 @@ ENTRIES: list[Entry] = [
 ENTRIES.extend([
     # compositional suicide entries: a means at the body or at a height, preparation, others' relief
     _e("suicide", "passive ideation",
-       r"\b(?:favou?r|relief|blessing|easier|better|happier)\b.{0,30}\bif i (?:just )?(?:disappeared|died|was gone|"
-       r"were gone|wasn't (?:here|around)|didn't exist|went away|ended it)\b"),
+       r"\b(?:favou?r|relief|blessing|easier|better|happier)\b.{0,30}\b(?:if i|by|me) (?:just )?(?:disappeared|died|"
+       r"was gone|were gone|wasn't (?:here|around)|didn't exist|went away|ended it|disappear\w* (?:for good|forever|"
+       r"permanently|completely)|dying|being dead|being gone|not being (?:here|around)|killing myself|ending it)\b"),
     _e("suicide", "passive ideation",
        r"\bi (?:just )?(?:didn't|don't|did not|do not|wouldn't|could stop|could just stop|want to stop|"
        r"wish i could stop)"
@@ -455,7 +459,8 @@ ENTRIES.extend([
     _e("suicide", "passive ideation",
        r"\b(?:imagin\w*|picture|picturing|think\w* about|plan\w*) my (?:own )?funeral\b"),
     _e("suicide", "preparatory act",
-       r"\bwho (?:gets|will get|should get|would get) my (?:stuff|things|money|car|house|\w+)\b"),
+       r"\bwho (?:gets|will get|should get|would get|can have|should have) (?:what|my (?:stuff|things|money|car|house|"
+       r"\w+))\b"),
     _e("suicide", "past attempt",
        rf"\b{PILLS}\b.{{0,60}}\bwoke up in (?:the )?(?:er|hospital|icu|emergency room|a&e)\b"),
     _e("suicide", "method",
@@ -670,6 +675,10 @@ LOOKALIKES: list[re.Pattern[str]] = [_re(p) for p in (
     r"ants?|bugs?)"
     r"\b.{0,15}\b(?:bit|bites|biting|scratch\w*|kick\w*|hit|hits|attack\w*|jump\w*|claw\w*) (?:me|us|my)\b",
     r"\brather die than\b",
+    r"\bdrag\w* (?:me|us) (?:along )?(?:to|into|out to|round to) (?:a|the|his|her|this|that|some) (?:\w+ )?(?:party|"
+    r"wedding|event|concert|church|gym|meeting|shops?|mall|game|match|dinner|class|show|movie|film|play|barbecue|bbq|"
+    r"pub|bar|club|festival|reunion)\b",
+    r"\b(?:went|go|going|gone) hungry (?:until|till|for (?:a bit|an hour|a few hours|the afternoon|a while))\b",
     r"\bget (?:back at|even with) .{0,30}\bby (?:winning|beating|doing|getting|being|showing|proving|making|"
     r"acing|finishing)\b",
     r"\bdisappear\w* (?:from|into|to|for a|for the|off|on|under|behind|with)\b(?! (?:the face of the earth|this world|"
@@ -712,7 +721,9 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (_re(r"\b(?:affairs in order|my will|life insurance)\b"),
      _re(r"\b(?:surgery|operation|procedure|diagnos\w*|cancer|trip|travel\w*|baby|deployment|deployed|retir\w*|"
          r"mortgage|lawyer|solicitor|estate planning|new job|wedding)\b")),
-    (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy)\b")),
+    (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy|sunday|saturday|"
+         r"day off|lie-in|lie in|"
+         r"holiday|duvet)\b")),
     (_re(r"\bkeep going\b|\bgo on\b"), _re(r"\b(?:at|in|with) (?:this|that|my|the) (?:job|work|pace|school|course|team|"
                                              r"relationship|schedule|diet|programme|program)\b")),
     (_re(r"\bwoke up in\b"), _re(r"\b(?:surgery|operation|procedure|anaesthe\w*|anesthe\w*|scheduled|colonoscopy|"
