@@ -48,11 +48,13 @@ _NOT_BE = (r"(?:not (?:be |being )?(?:here|around|alive|exist\w*|wake up|make it
            r"go away (?:forever|for good|permanently)|"
            r"not wanting to (?:wake up|be (?:here|alive|around)|live|exist|go on)|"
            r"(?:close|shut) my eyes and (?:not|never) (?:open|wake)|(?:not|never) open (?:my eyes|them) again|dying|"
-           r"being dead|my (?:own )?death)")
+           r"being dead|my (?:own )?death|fad(?:e|ing) away|slip(?:ping)? away|drift(?:ing)? off (?:forever|for good))")
 _WISH = (r"(?:want|wanted|wanting|wanna|wish|wished|wishing|hope|hoped|hoping|pray|praying|prayed|longing|"
          r"ready|would rather|'d rather|wouldn't mind|would not mind|wouldn't (?:even )?care|don't (?:even )?care|"
          r"do not care|didn't care|made peace with|at peace with|okay with|fine with|comfortable with|"
-         r"thoughts? (?:of|about)|dream (?:of|about)|fantasi[sz]e about|look(?:ing)? forward to|love it if|"
+         r"thoughts? (?:of|about)|dream\w* (?:of|about)|fantasi[sz]\w* about|look(?:ing)? forward to|love it if|"
+         r"(?:the )?only (?:way out|answer|option|solution)(?: (?:is|would be|'s|was))?|how (?:peaceful|nice|easy|good|"
+         r"quiet|restful|calm) it (?:would|'d|will) be|wouldn't be (?:sad|upset|bothered|sorry) if|"
          r"(?:would|'d) (?:honestly |really |just )?be (?:nice|good|a relief|easier|okay|ok|fine|great|better|"
          r"lovely) if|"
          r"wouldn't be (?:so |that |too )?bad if)")
@@ -61,7 +63,7 @@ _FUTURE = (r"(?:in (?:a|another|two|five|a few|ten) (?:year|years|months|weeks)|
            r"the|next|another)|for long|(?:at|by|past) (?:thirty|forty|fifty|\d+))")
 _HEIGHT = (r"(?:bridge|roof|rooftop|top floor|top of (?:the|a|that|my)|ledge|car park|parking (?:garage|structure|"
            r"lot roof)|multi-storey|cliff|balcony|overpass|platform|tracks|railway|train line|level crossing|"
-           r"train crossing|window)")
+           r"train crossing|window|quarry)")
 #: a prescribed drug named by its stem ("lorazepam", "oxycodone", "amitriptyline")
 _DRUG = (r"(?:\w+(?:azepam|zepam|zolam|codone|morphone|triptyline|oxetine|pramine|barbital|tiapine|zapine|"
          r"idone|afaxine|traline|xetine|profen|etamol|adol|azodone|pidem|iclone|lithium))")
@@ -77,7 +79,9 @@ _PURPOSE = (r"(?:just in case|in case|for when|when (?:it|things) get|if i need 
             r"when the time|for later|for the day|for after|"
             r"instead of taking|rather than taking|no one knows|nobody knows|(?:don't|do not|doesn't) (?:really )?"
             r"(?:have|need) (?:a|any) reason|know where (?:the key|the keys|it|they|he keeps|she keeps)|"
-            r"for the exhaust|have it ready|ready for)")
+            r"for the exhaust|have it ready|ready for|so (?:they|no one|nobody|people|the \w+) (?:wouldn't|won't|don't|"
+            r"didn't) (?:notice|know|ask|find out|see|get suspicious)|different (?:shops|pharmacies|chemists|stores)|"
+            r"without (?:anyone|them|him|her) knowing)")
 _BODY = (r"(?:arms?|wrists?|legs?|thighs?|skin|stomach|belly|hips?|ankles?|chest|hands?|fingers?|face|head|"
          r"knuckles|forearms?|sides?|shoulders?|body)")
 _SH_VERB = (r"(?:cut|cuts|cutting|tear\w*|tore|torn|rip\w*|burn\w*|scratch\w*|carv\w*|slash\w*|slic\w*|"
@@ -148,6 +152,24 @@ FRAMES: list[Entry] = [
        r"\b(?:nobody|no one|no-one) (?:would|will|'d) (?:find|found|notice|discover) (?:me|my body)\b.{0,20}\b(?:for "
        r"(?:days|weeks|ages)|until|in time)\b|\b(?:nobody|no one|no-one) (?:would|will|'d) (?:find|discover) my "
        r"body\b"),
+    _f("suicide", "passive ideation",
+       r"\b(?:point|purpose|use) (?:of|in) (?:me|my (?:life|existence|being here))\b(?! (?:going|coming|doing|being|"
+       r"trying|asking)\b)"),
+    _f("suicide", "passive ideation",
+       r"\b(?:hop\w*|wish\w*|pray\w*)\b.{0,15}\b(?:it's|it is|it will be|this is|it'll be|tonight is|"
+       r"today is) (?:the|my) "
+       r"last (?:time|night|day|morning)\b(?=[\s.!?,]*$|\s+i (?:go to sleep|close my eyes|wake up|ever))"),
+    _f("suicide", "passive ideation",
+       r"\b(?:(?:don't|do not|can't|cannot) see (?:a|any) way (?:out|forward)|no way (?:out|"
+       r"forward))\b.{0,60}\b(?:want "
+       r"(?:it all |everything |it )?to (?:stop|end)|want out|can't (?:go on|keep going|do this))\b", sentence=True),
+    _f("suicide", "passive ideation",
+       rf"\b(?:{_WISH}|(?:be|'d be) (?:glad|relieved|happy))(?:\b.{{0,15}}\bif)?\b.{{0,40}}\b(?:with me (?:on|in) it|"
+       rf"killed "
+       rf"me|took me|crushed me|fell on me|i (?:died|was killed|didn't survive|didn't make it))\b", strong=True),
+    _f("suicide", "preparatory act",
+       r"\b(?:look after|take care of|have|get|keep|feed|walk) (?:my \w+|them|him|her|it)\b.{0,25}\bif (?:anything|"
+       r"something) (?:happens|should happen|were to happen|happened) to me\b", sentence=True),
     # --- suicide: no future ------------------------------------------------------------------
     _f("suicide", "passive ideation",
        rf"\b(?:can't|cannot|couldn't|don't|do not|can not) (?:really |even )?(?:picture|see|imagine|plan on|"
@@ -185,11 +207,13 @@ FRAMES: list[Entry] = [
        r"the|a) heart|kill (?:me|you|someone|a person)|not wake up|be (?:lethal|fatal|enough)|(?:is|was) (?:lethal|"
        r"fatal))\b"),
     _f("suicide", "preparatory act",
-       rf"\b(?:stood|standing|stand|sat|sitting|went|go|going|drove|walked|walk|climbed|got)\b.{{0,50}}\b(?:{_HEIGHT}|"
+       rf"\b(?:stood|standing|stand|sat|sitting|went|go|going|drove|walked|walk|climbed|got|"
+       rf"been)\b.{{0,50}}\b(?:{_HEIGHT}|"
        rf"the edge|cliffs)\b.{{0,50}}\b(?:stayed there|stood there|sat there|look\w* (?:over|down)|"
        rf"star\w* (?:over|down)|peer\w* (?:over|down)|for (?:\w+ )?(?:hours?|ages|a while|the night)|"
        rf"for (?:a long time|an hour|"
-       rf"hours|ages|ages and ages)|deciding|thinking about it|how (?:easy|quick|far))\b",
+       rf"hours|ages|ages and ages)|deciding|thinking about it|how (?:easy|quick|far)|(?:a few|several|many|a couple "
+       rf"of) times|just to (?:see|look)|to see how (?:high|far|long))\b",
        sentence=True),
     _f("suicide", "method",
        rf"\b(?:{_HEIGHT}|{_MEANS}|traffic|oncoming|the edge)\b.{{0,80}}\bhow (?:easy|quick|simple|fast|painless) it"
@@ -248,6 +272,9 @@ FRAMES: list[Entry] = [
        rf"stashed) (?:up )?enough\b"),
     # --- suicide: past attempts said around the words ---------------------------------------------
     _f("suicide", "past attempt",
+       r"\bmy (?:last|first|previous|second|third|only|most recent|latest|other) (?:suicide )?attempts?\b(?! (?:at|to "
+       r"(?!kill|end|take|die))\b)"),
+    _f("suicide", "past attempt",
        r"\b(?:swallowed|took|downed|ate|drank)\b (?:all of |all |just )?(?:everything|whatever|all) (?:i could find )?"
        r"(?:in|from|out of) (?:the|my|our|her|his) (?:medicine cabinet|bathroom cabinet|cupboard|drawer|cabinet|"
        r"first aid kit|bottle)\b"),
@@ -291,6 +318,10 @@ FRAMES: list[Entry] = [
     _f("self_harm", "self-injury",
        rf"\b(?:cuts|slashes|scratches|burns|scars|marks|welts)\b (?:all )?(?:up|on|over|across|along|down) (?:my |both "
        rf"(?:my )?)(?:\w+ )?{_BODY}\b"),
+    _f("self_harm", "self-injury",
+       rf"\b{_SH_VERB} (?:at )?my (?:own )?(?:wrists?|forearms?|arms?|thighs?|legs?|stomach|skin) with (?:a|the|my|"
+       rf"some) "
+       rf"\w+"),
     # --- harm to others: directional and separable harm verbs -------------------------------------
     _f("harm_to_others", "thoughts of harming others",
        rf"\b(?:push\w*|shov\w*|throw\w*|threw|knock\w*) {_PERSON} (?:down (?:the|a) (?:stairs|steps|hill)|off "
@@ -369,6 +400,11 @@ FRAMES: list[Entry] = [
        r"\b(?:make|made|makes|used to make|would make) (?:me|us|her|him) (?:sit on (?:his|her) lap|touch (?:him|her|"
        r"it)|"
        r"get undressed|undress|shower with (?:him|her)|sleep in (?:his|her) bed|keep (?:it|a) secret)\b"),
+    _f("abuse", "emotional",
+       r"\b(?:tell\w*|told|says|said|saying|reminds?) (?:me|us|her|him) (?:that )?(?:no one|nobody|no-one) (?:would|"
+       r"will|"
+       r"'d|'ll) (?:ever )?believe (?:me|us|her|him|you)\b|\b(?:make|makes|made|forces?|forced) (?:me|us|her|him) "
+       r"(?:to )?(?:ask|beg) (?:for )?(?:permission|money)\b|\bhave to ask (?:him|her|them) (?:for )?permission\b"),
     _f("abuse", "sexual",
        r"\bspik(?:ed|ing|es) my drink\b|\bdrugg(?:ed|ing) me\b|\bput something in my drink\b|\bwoke up (?:naked|in "
        r"(?:his|her|their|a stranger's) bed|with (?:him|her) on top)\b"),
@@ -415,6 +451,17 @@ FRAMES: list[Entry] = [
        r"\b(?:mum|mom|mother|dad|father|parents?|mam|ma)\b (?:would |used to |kept |often |always )?(?:disappear\w*|"
        r"vanish\w*|go off|went off|leave|left|be gone|go out|went out|go missing|went missing)\b (?:\w+ ){0,2}for "
        r"(?:days|a week|weeks|the weekend|whole weekends|nights|days on end)\b"),
+    _f("neglect", "neglect",
+       r"\b(?:kids?|children|boy|girl|baby|toddler|son|daughter)\b.{0,40}\b(?:always|often|constantly|"
+       r"usually) (?:alone|"
+       r"hungry|dirty|on their own|by themselves|left alone)\b|\b(?:asking|begging|beg|ask) (?:us |me |for )?(?:for )?"
+       r"(?:food|something to eat)\b"),
+    _f("neglect", "neglect",
+       r"\b(?:hasn't|hadn't|isn't|wasn't|not|haven't|aren't|weren't) (?:been )?(?:getting|had|taking|given|having) "
+       r"(?:his|her|their|my) (?:insulin|meds|medication|medicine|pills|tablets|inhaler|food|"
+       r"meals)\b.{0,40}\b(?:because|"
+       r"since|as)\b.{0,20}\b(?:won't|doesn't|didn't|forgets?|forgot|refuses|refused|can't be bothered|never)\b",
+       sentence=True),
     _f("neglect", "neglect",
        r"\b(?:go|went|going|gone|do|did) without (?:any )?(?:dinner|food|meals|eating|lunch|breakfast|heat|heating)\b"
        r".{0,20}\b(?:a lot|often|most (?:days|nights)|regularly|all the time|for days|some days|many nights|again)\b"),

@@ -718,9 +718,10 @@ SENTENCE_LOOKALIKES: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
          r"sightseeing|city lights|lookout|hik\w*|fireworks|festival|concert|match|parade|stars)\b")),
     (_re(r"."), _re(r"\b(?:in|on) (?:that|the|this|a) (?:reality show|tv show|show|movie|film|series|book|novel|"
                    r"documentary|episode|game|video game|play|podcast)\b")),
-    (_re(r"\b(?:affairs in order|my will|life insurance)\b"),
+    (_re(r"\b(?:affairs in order|my will|life insurance|happens to me)\b"),
      _re(r"\b(?:surgery|operation|procedure|diagnos\w*|cancer|trip|travel\w*|baby|deployment|deployed|retir\w*|"
-         r"mortgage|lawyer|solicitor|estate planning|new job|wedding)\b")),
+         r"mortgage|lawyer|solicitor|estate planning|new job|wedding|flight|flying|fly|abroad|away|holiday|"
+         r"vacation|hospital)\b")),
     (_re(r"\bsleep forever\b"), _re(r"\b(?:so tired|exhausted|if i could|weekend|nap|lazy|cozy|comfy|sunday|saturday|"
          r"day off|lie-in|lie in|"
          r"holiday|duvet)\b")),
