@@ -25,7 +25,7 @@ makes them literal (a car in "the person who hit me", a gutter on "the edge of t
 Entries are phrase patterns over grammatical slots (a pronoun, a relation, a pill word), not
 sentences of any test set; the negation and speaker logic lives in ``verbatim.notes.risk``.
 They are data, in ``risk_lexicon.toml`` beside this module (``[slots]``, ``[[entry]]``,
-``[[lookalike]]``, ``[[sentence_lookalike]]``, ``[question]``, ``[patterns]``): a pattern may be
+``[[lookalike]]``, ``[[sentence_lookalike]]``, ``[question]``, ``[patterns]``, ``[reading]``): a pattern may be
 written over several lines, each continuation starting right after a ``|`` (the lines are
 joined after their indentation is stripped), and ``{NAME}`` stands for a slot. Loaded once, at
 import; a missing slot or a bad pattern raises at import (``KeyError``, ``re.error``).
@@ -121,3 +121,6 @@ INVERTED_QUESTION = _PATTERNS["INVERTED_QUESTION"]
 ANAPHORIC_QUESTION = _PATTERNS["ANAPHORIC_QUESTION"]
 #: a follow-up question on method, plan or means: keeps the topic of the question before it
 FOLLOW_UP_QUESTION = _PATTERNS["FOLLOW_UP_QUESTION"]
+#: how ``verbatim.notes.risk`` reads a client's words: negation hedges, answers (yes, no, unsure,
+#: a person named), fillers, clarifying questions, look-back phrases ("I did, though")
+READING: dict[str, re.Pattern[str]] = {k: compiled(v, SLOTS) for k, v in _TABLE["reading"].items()}
