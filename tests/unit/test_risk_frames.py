@@ -114,3 +114,5 @@ def test_the_tables_load_every_slot_and_pattern() -> None:
     assert text("(?:a|\n    b|\n    c) {X}", {"X": "(?:x)"}) == "(?:a|b|c) (?:x)"
     with pytest.raises(KeyError):
         text("{MISSING}", {})
+    with pytest.raises(ValueError):
+        text("in the (?:changing\nrooms)", {})  # a broken word would silently read "changingrooms"

@@ -75,8 +75,15 @@ def load(name: str) -> dict[str, Any]:
 
 
 def text(written: str, slots: dict[str, str]) -> str:
-    """A pattern as written in a table → its regular expression (lines joined, slots filled)."""
-    joined = "".join(line.lstrip() for line in written.splitlines())
+    """A pattern as written in a table → its regular expression (lines joined, slots filled).
+
+    Raises ``ValueError`` for a line that breaks a word (every line but the last ends in ``|``
+    or a space), ``KeyError`` for an unknown slot."""
+    lines = written.splitlines()
+    for line in lines[:-1]:
+        if not line.endswith(("|", " ")):
+            raise ValueError(f"a pattern line must end in '|' or a space: {line[-40:]!r}")
+    joined = "".join(line.lstrip() for line in lines)
     return _SLOT.sub(lambda m: slots[m[1]], joined)
 
 
