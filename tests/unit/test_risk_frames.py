@@ -5,24 +5,12 @@ client — with the same negation, speaker and look-alike rules as the lexicon (
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
-from verbatim.notes.evidence import units
-from verbatim.notes.risk import flags
+from tests.unit.test_risk_flags import cats, check
 from verbatim.notes.risk_frames import FRAMES
 from verbatim.notes.risk_lexicon import ENTRIES, READING, SLOTS, text
-
-
-def check(*turns: tuple[str, str]) -> dict[str, Any]:
-    segments = [{"id": f"seg-{n}", "speaker": who, "start_s": 10.0 * n, "end_s": 10.0 * n + 8, "text": said}
-                for n, (who, said) in enumerate(turns)]
-    return flags(units(segments, "client"))
-
-
-def cats(entries: list[dict[str, Any]]) -> set[str]:
-    return {e["category"] for e in entries}
 
 
 @pytest.mark.parametrize(("said", "category"), [
