@@ -5,7 +5,7 @@ Run from the repository root: ``.venv/bin/python bench/risk.py [--items FILE] [-
 one JSON object. Asserts nothing.
 
 ``--items FILE`` (default ``bench/data/risk_items.json``, the set the rules were tuned on; the
-held-out ``bench/data/risk_holdout.json`` was written before the rules and never tuned on):
+held-out ``bench/data/risk_holdout5.json`` and ``risk_holdout6.json`` were never tuned on):
 a JSON list of ``{"id", "speaker": "client"|"therapist", "text", "context"?: [{"speaker",
 "text"}], "label": "suicide"|"self_harm"|"harm_to_others"|"abuse"|"neglect"|"none",
 "denied": bool}``; other keys are ignored. Each item becomes a tiny transcript — its context

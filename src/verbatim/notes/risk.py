@@ -37,6 +37,7 @@ from typing import Any
 
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit
+from verbatim.notes.risk_frames import FRAMES
 from verbatim.notes.risk_lexicon import (
     ANAPHORIC_QUESTION,
     ENTRIES,
@@ -45,10 +46,14 @@ from verbatim.notes.risk_lexicon import (
     LOOKALIKES,
     QUESTION,
     QUESTION_LOOKALIKE,
+    READING,
     SENTENCE_LOOKALIKES,
     TRIVIAL,
     Entry,
 )
+
+#: phrase entries, then compositional frames (``risk_frames``): both read the same way
+_ENTRIES: tuple[Entry, ...] = (*ENTRIES, *FRAMES)
 
 CATEGORY_NAMES = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``status`` of a record with no flag (kept for stored notes and clients); the words a note
@@ -91,12 +96,6 @@ kind sort certainly definitely absolutely currently now right lately recently mu
 once or anybody anyone someone somebody ever-- physically also thing things those these this other people else
 """))
 _PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these days)\b", re.I)
-_HEDGE = re.compile(r"\b(?:can't|cannot|couldn't|not|don't|won't|wouldn't|no)\s+(?:\w+\s+)?(?:promise|guarantee|"
-                    r"swear|say|"
-                    r"be sure|sure|know|tell|lie|lying)\b", re.I)
-_SAFETY_IF = re.compile(r"\b(?:if|in case|should|whenever|when)\b(?:\s+\w+){0,3}?\s+ever\b|\b(?:call|text|reach out|"
-                        r"crisis "
-                        r"line|tell you|go to the (?:er|hospital|emergency)|safety plan|hotline)\b", re.I)
 _IF = re.compile(r"\b(?:if|in case|whenever|should i)\b", re.I)
 _ME = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive", "me", "myself"})
 _THEM = frozenset(re.findall(r"\S+", """
@@ -105,15 +104,6 @@ cousin grandma grandpa grandmother grandfather nan son daughter wife husband par
 friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
 coworker classmate parents family someone somebody people patient student
 """))
-#: an answer that refers back to the topic asked or said just before ("I did, though", "I would never do that")
-_ANAPHOR = re.compile(
-    r"(?:^|\b(?:but|though|well|and|yeah|yes|honestly|actually|so|once|college|school|ago|then|before|year|month|week|"
-    r"time|times)\s+)i(?:'ve| have| had| did| do| was| used to| tried)(?: once| before| twice| too| though|"
-    r" a few times|"
-    r" at one point| back then| in the past)*\s*$|"
-    r"\b(?:think|thought|thinking) about (?:it|that|doing it|doing that|it a lot)\b|\bcross(?:ed|es)? my mind\b|"
-    r"\b(?:do|did|done|doing|try|tried) (?:it|that|anything like that|something like that|that again|it again)\b|"
-    r"\b(?:had|have|having|get|got) (?:them|those|those thoughts|that|some)\b|\bnothing like that\b", re.I)
 
 
 def normalise(text: str) -> str:
@@ -138,7 +128,9 @@ def _negated(before: str) -> bool:
     for i in range(len(tokens) - 1, -1, -1):
         t = tokens[i].removesuffix("'s")
         if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
-            return not _HEDGE.search(" ".join(tokens[max(0, i - 3): i + 2]))
+            if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
+                return False  # "I'd be lying if I said I haven't…": the negation is itself denied
+            return not READING["HEDGE"].search(" ".join(tokens[max(0, i - 3): i + 2]))
         if t not in _TRANSPARENT:
             return False
     return False
@@ -173,7 +165,7 @@ def _hypothetical(clause: str, start: int) -> bool:
     # A second subject after the condition's own starts the main clause ("if she leaves me I'm going to…").
     if len(re.findall(r"\b(?:i|i'm|i'll|i'd|i've|then)\b", rest)) > 1:
         return False
-    return bool(_SAFETY_IF.search(clause))
+    return bool(READING["SAFETY_IF"].search(clause))
 
 
 def _lookalike(clause: str, start: int, end: int) -> bool:
@@ -191,6 +183,9 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     mine = bool(_ME & set(_tokens(m.group(0)))) or "my" in _tokens(m.group(0))
     if category in ("suicide", "self_harm") and not other and not mine and _someone_else(before):
         other = True
+    if category == "self_harm" and not other and not re.search(r"\bmy ?self\b|\bmy own\b", m.group(0)) \
+            and _someone_else(before):
+        category, kind = "abuse", "physical"  # "he slammed the car door on my hand on purpose"
     if category == "harm_to_others" and kind == "thoughts of harming others":
         if not _agent_is_client(before) and not re.search(r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|"
                                                           r"fantasi[sz]e|going to|gonna|i'll|could|tempted)\b", before):
@@ -201,6 +196,8 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
                 r"\b(?:want|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|scared|"
                 r"afraid)\b", before):
             category, kind = "abuse", "abuse by the client"
+    if category in ("self_harm", "abuse") and READING["ANIMAL_AGENT"].search(before):
+        return None  # "the cat scratched my arm until it bled"
     if category == "abuse" and kind == "physical" and " my " in f" {m.group(0)} " and _agent_is_client(before):
         return None  # "I banged my head on the door": the client's own accident
     if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
@@ -224,7 +221,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
     parts = clauses(whole)
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
-        for entry in ENTRIES:
+        for entry in _ENTRIES:
             if entry.sentence != (n == len(parts)):
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             if entry.needs_topic and "suicide" not in topic:
@@ -234,13 +231,14 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                         words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
-                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole):
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole) and \
+                        not READING["IN_EARNEST"].search(whole):
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
                 if f is not None:
                     hits.append(f)
         if not hits and topic and n < len(parts):
-            a = _ANAPHOR.search(clause)
+            a = READING["ANAPHOR"].search(clause)
             if a is not None and not _hypothetical(clause, a.start()):
                 negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
                 words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
@@ -274,67 +272,38 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
     return frozenset(cats)
 
 
-# --- answers ---------------------------------------------------------------------------
-_LEAD_FILLER = re.compile(r"^(?:(?:um+|uh+(?!-)|er+|erm|hmm+|mm(?!-)|oh|well|so|like|okay|ok|i mean|honestly|"
-                          r"to be honest|"
-                          r"truthfully|actually|i guess|look|listen)\b[\s,.]*)+")
-_NO = re.compile(
-    r"^(?:no|nope|nah|never|not really|not at all|not (?:now|lately|recently|right now|at the moment|today|currently|"
-    r"these days|that i know of|really no|always|all the time|completely|totally|when|so much|very)|nothing|none|"
-    r"no way|of course not|god no|absolutely not|definitely not|"
-    r"certainly not|i haven't|i have not|i don't|i do not|i didn't|i did not|i wouldn't|i would never|i'd never|"
-    r"i won't|"
-    r"i'm not|i am not|not me|(?:he|she|they) (?:doesn't|don't|hasn't|haven't|never|didn't|wouldn't)|nobody|no one|"
-    r"not anything|not (?:for|in|since) (?:a while|a few|a long time|\w+ (?:weeks|months|years)|ages|years|months))\b")
-_YES = re.compile(
-    r"^(?:yes|yeah|yep|yup|ya|yea|mm-?hmm|uh-?huh|sometimes|kind of|kinda|sort of|sorta|a (?:little|bit|lot)|i guess|"
-    r"maybe|"
-    r"probably|i think so|i have|i do|i did|i am|i was|i had|i've had|i've been|i've thought|once|twice|a few times|"
-    r"a couple (?:of )?times|now and then|every (?:now and then|day|night|so often)|occasionally|often|lately|"
-    r"more than|"
-    r"on and off|off and on|here and there|it has|it does|it did|(?:he|she|they) (?:does|did|has|have|do)|"
-    r"i'd be lying|not gonna lie|i won't lie|all the time|constantly|most days|most nights|at times|true|definitely|"
-    r"absolutely|i'm afraid so|afraid so|unfortunately|a few|not gonna lie|hard to say|i'm not sure)\b")
-_STRONG_YES = re.compile(r"^(?:i'd be lying|i would be lying|not gonna lie|i won't lie|i'm not gonna lie|honestly yes|"
-                         r"(?:i|he|she|they|it) used to)\b")
-_UNSURE = re.compile(r"^(?:i don't know|i do not know|i dunno|dunno|i'm not sure|i am not sure|not sure|hard to say|"
-                     r"i can't say|i guess not sure)\b")
-#: "not anymore": it happened; "not for two years now" is a denial of now (its quote keeps the history)
-_PAST_ANSWER = re.compile(r"^not (?:anymore|any more)\b|^no longer\b|^not as much\b")
-_CLARIFY = re.compile(r"^(?:what|like|you mean|do you mean|as in|meaning|are you asking|how do you mean|suicidal|hurt|"
-                      r"about|with|me)\b")
 
 
 def answer(text: str) -> str | None:
     """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
     answer) for a client's answer to a yes/no question."""
-    t = re.sub(r"\s*,\s*", " ", _LEAD_FILLER.sub("", normalise(text))).strip(" .,!…")
+    t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", normalise(text))).strip(" .,!…")
     if not t:
         return None
-    if _PAST_ANSWER.search(t):
+    if READING["PAST_ANSWER"].search(t):
         return "past"
-    if _UNSURE.search(t):
+    if READING["UNSURE"].search(t):
         return "unsure"
-    if _STRONG_YES.search(t):
+    if READING["STRONG_YES"].search(t):
         return "yes"
     head = t.split(",")[0].split(" but ")[0].replace("not sure", "")
-    if _YES.search(t) and not re.search(r"\b(?:no|not|never)\b", head):
+    if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never)\b", head):
         return "yes"
-    if _NO.search(t):
+    if READING["NO"].search(t):
         return "no"
     return None
 
 
 def _bare(text: str) -> bool:
     """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
-    t = _LEAD_FILLER.sub("", normalise(text))
+    t = READING["LEAD_FILLER"].sub("", normalise(text))
     return not _tokens(t)
 
 
 def _clarifying(unit: Unit) -> bool:
     """A client's question back ("What, like suicidal?"): not a statement of risk, not the answer."""
-    t = _LEAD_FILLER.sub("", normalise(unit.text))
-    return unit.question and len(_tokens(t)) <= 8 and bool(_CLARIFY.search(t) or len(_tokens(t)) <= 4)
+    t = READING["LEAD_FILLER"].sub("", normalise(unit.text))
+    return unit.question and len(_tokens(t)) <= 8 and bool(READING["CLARIFY"].search(t) or len(_tokens(t)) <= 4)
 
 
 # --- the record ------------------------------------------------------------------------
@@ -450,6 +419,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 verdict = "no"
             elif re.search(r"\bsafe\b", said_) and not tx.negated(said_):
                 verdict = "yes"
+        if verdict is None and topic & {"abuse", "harm_to_others"} and READING["WHO"].search(
+                READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))):
+            verdict = "yes"  # "Mostly my ex." to "Has anyone been hurting you?"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
