@@ -184,8 +184,15 @@ def test_versions_with_their_diffs_and_reasons_are_on_the_note_page(web: Web, al
     plan = amend.get_by_label("Plan (one sentence a line)")
     plan.fill(plan.input_value().replace(TYPED, AFTER_SIGN_OUT))
     amend.get_by_label("Reason for the amendment").fill("The plan was agreed differently at the end.")
+    # An amendment being written is kept by the tab: the page opened again (after a sign-in, say) restores it.
+    web.go("/app/sessions")
+    web.go(f"/app/notes/{note_id}")
+    expect(page.get_by_text("Restored the amendment you were writing")).to_be_visible()
+    expect(plan).to_have_value(re.compile(re.escape(AFTER_SIGN_OUT)))
+    expect(amend.get_by_label("Reason for the amendment")).to_have_value("The plan was agreed differently at the end.")
     page.get_by_role("button", name="Save amendment").click()
     page.get_by_text("amended").first.wait_for()
+    assert page.evaluate("Object.keys(sessionStorage).filter(k => k.startsWith('verbatim.unsaved')).length") == 0
     versions = page.get_by_role("region", name="Versions")
     newest = versions.locator("li.version").first
     expect(newest).to_contain_text("Version 4: Amended by Alice")
@@ -237,7 +244,9 @@ def test_the_sessions_list_shows_type_and_note_status(web: Web, alice: str) -> N
                                    session_type="dictation" if kind == "none" else "individual")
     notes = {kind: drafted(web.settings, made[kind]) for kind in ("draft", "stale", "signed", "amended")}
     with db_session(url) as db:
-        request_note(db, web.settings, db.get(Session, made["drafting"]), "soap", None)  # queued, not run
+        queued = db.get(Session, made["drafting"])
+        assert queued is not None
+        request_note(db, web.settings, queued, "soap", None)  # requested, never run: drafting
         db.execute(update(Transcript).where(Transcript.session_id == made["stale"])
                    .values(version=Transcript.version + 1))
         for kind in ("signed", "amended"):

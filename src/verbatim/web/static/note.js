@@ -92,7 +92,9 @@ function autosave(form) {
   let again = false;
 
   const show = (kind, words) => { state.hidden = false; state.dataset.state = kind; state.textContent = words; };
-  const keys = () => Object.keys(sessionStorage).filter((k) => k.startsWith(prefix));
+  const keys = () => {
+    try { return Object.keys(sessionStorage).filter((k) => k.startsWith(prefix)); } catch (e) { return []; }
+  };
   const forget = () => keys().forEach((k) => sessionStorage.removeItem(k));
   const keep = () => {
     try {
@@ -188,5 +190,34 @@ function autosave(form) {
   }
 }
 
+// An amendment is not saved by itself (it needs its reason, and changes a signed record): what is typed is
+// kept in the tab until the form is sent, and put back if the page comes back at the same version.
+function keepAmendment(form) {
+  const prefix = "verbatim.unsaved-amendment." + form.dataset.note + ".";
+  const key = prefix + form.dataset.version;
+  const fields = () => Array.from(form.querySelectorAll("textarea, input[name=reason]"));
+  const values = () => JSON.stringify(fields().map((f) => f.value));
+  const original = values();
+  let store = null;
+  try {
+    store = window.sessionStorage;
+    Object.keys(store).filter((k) => k.startsWith(prefix) && k !== key).forEach((k) => store.removeItem(k));
+    const kept = JSON.parse(store.getItem(key) || "null");
+    const boxes = fields();
+    if (Array.isArray(kept) && kept.length === boxes.length && JSON.stringify(kept) !== original) {
+      kept.forEach((v, i) => { boxes[i].value = String(v); });
+      document.getElementById("amend-restored").hidden = false;
+    }
+  } catch (e) { store = null; }
+  form.addEventListener("input", () => {
+    if (!store) return;
+    try {
+      if (values() === original) store.removeItem(key); else store.setItem(key, values());
+    } catch (e) { /* storage full: nothing more to do */ }
+  });
+}
+
 const editForm = document.getElementById("edit-form");
 if (editForm) autosave(editForm);
+const amendForm = document.getElementById("amend-form");
+if (amendForm) keepAmendment(amendForm);
