@@ -269,3 +269,33 @@ def test_the_sessions_list_shows_type_and_note_status(web: Web, alice: str) -> N
     assert page.locator("#session-rows[hx-get]").count() == 1
     web.shot("sessions-note-status")
     assert not axe_violations(web)
+
+
+def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web: Web, alice: str) -> None:
+    note_id = drafted(web.settings, session_of_alice(web.settings))
+    web.sign_in(alice)
+    web.go(f"/app/notes/{note_id}")
+    page = web.page
+    for keep in page.get_by_label("Keep as written").all():
+        keep.check()
+    page.get_by_role("button", name="Sign the note").click()
+    page.get_by_role("heading", name="Amend").wait_for()
+    signed = status_of(web.settings, note_id)
+    amend = page.locator("#amend-form")
+    plan = amend.get_by_label("Plan (one sentence a line)")
+    plan.fill(plan.input_value() + "\n" + AFTER_SIGN_OUT)
+    amend.get_by_label("Reason for the amendment").fill("Added the safety plan agreed at the end.")
+    _idle_for(web.settings, web.settings.web_idle_s + 1)
+    page.get_by_role("button", name="Save amendment").click()
+    # Not saved (the session had ended), and sign-in leads back to the note, where the text is put back.
+    expect(page.get_by_text("Your session ended after a period without activity")).to_be_visible()
+    assert status_of(web.settings, note_id) == signed
+    page.get_by_label("Your access token").fill(alice)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(rf".*/app/notes/{note_id}$"))
+    expect(page.get_by_text("Restored the amendment you were writing")).to_be_visible()
+    expect(plan).to_have_value(re.compile(re.escape(AFTER_SIGN_OUT)))
+    page.get_by_role("button", name="Save amendment").click()
+    page.get_by_text("amended").first.wait_for()
+    assert status_of(web.settings, note_id) == ("signed", signed[1] + 1)
+    assert AFTER_SIGN_OUT in _body_text(web.settings, note_id)
