@@ -32,7 +32,9 @@ def session_of_alice(settings: Settings) -> uuid.UUID:
 def drafted(settings: Settings, sid: uuid.UUID) -> uuid.UUID:
     """A SOAP note of the session, requested and drafted by a real note run (in this process)."""
     with db_session(settings.database_url or "") as db:
-        made = request_note(db, settings, db.get(Session, sid), "soap", None)
+        session = db.get(Session, sid)
+        assert session is not None
+        made = request_note(db, settings, session, "soap", None)
     run_note(build_context(settings), made.note_id)
     return made.note_id
 
