@@ -32,7 +32,9 @@ def session_of_alice(settings: Settings) -> uuid.UUID:
 def drafted(settings: Settings, sid: uuid.UUID) -> uuid.UUID:
     """A SOAP note of the session, requested and drafted by a real note run (in this process)."""
     with db_session(settings.database_url or "") as db:
-        made = request_note(db, settings, db.get(Session, sid), "soap", None)
+        session = db.get(Session, sid)
+        assert session is not None
+        made = request_note(db, settings, session, "soap", None)
     run_note(build_context(settings), made.note_id)
     return made.note_id
 
@@ -77,7 +79,7 @@ def test_draft_watch_evidence_edit_sign_export(web: Web, alice: str, tmp_path: P
     lines = box.input_value().splitlines()
     box.fill("\n".join([CONTRADICTED, *lines[1:]]))
     page.get_by_role("button", name="Save edits").click()
-    page.get_by_text("version 2").wait_for()
+    page.locator("#note-meta").get_by_text("version 2").wait_for()
     assert page.get_by_text("⚠ Contradicted by the cited words").first.is_visible()
     assert status_of(web.settings, note_id) == ("draft", 2)
 
@@ -134,9 +136,12 @@ def test_note_forms_without_csrf_token_are_refused(web: Web, alice: str) -> None
     page.get_by_role("button", name="Sign the note").click()
     page.get_by_role("heading", name="Not allowed").wait_for()
     assert "CSRF" in page.get_by_role("alert").inner_text()
-    for path, form in ((f"/app/notes/{note_id}/edit", {"section-0-name": "Subjective", "section-0-text": "x"}),
-                       (f"/app/notes/{note_id}/amend", {"reason": "because I can"}),
-                       (f"/app/sessions/{sid}/notes", {"format": "soap"})):
+    posts: list[tuple[str, dict[str, str | float | bool]]] = [
+        (f"/app/notes/{note_id}/edit", {"section-0-name": "Subjective", "section-0-text": "x"}),
+        (f"/app/notes/{note_id}/autosave", {"section-0-name": "Subjective", "section-0-text": "x"}),
+        (f"/app/notes/{note_id}/amend", {"reason": "because I can"}),
+        (f"/app/sessions/{sid}/notes", {"format": "soap"})]
+    for path, form in posts:
         assert page.request.post(web.url + path, form=form, max_redirects=0).status == 403
     assert status_of(web.settings, note_id) == ("draft", 1)
     with db_session(web.settings.database_url or "") as db:
@@ -171,7 +176,10 @@ def test_risk_flags_stand_out_and_lead_to_their_words_at_tablet_width(browser: B
         target = page.locator(f"#ev-{flag.get_attribute('data-cites')}")
         flag.click()
         expect(target).to_have_class(re.compile(r"\bcited\b"))
-        expect(target).to_be_in_viewport()
+        # At tablet width the record is below the note: the cited words open under the flag instead.
+        inline = risk.locator(".inline-evidence")
+        expect(inline).to_be_in_viewport()
+        expect(inline).to_contain_text(target.locator(".said").inner_text())
         web.shot("note-risk-tablet")
         bad = [(v["id"], v["help"]) for v in axe_violations(web)]
         assert not bad, bad

@@ -9,7 +9,9 @@ without a token used to be read, buffered and parsed before the 401. This gate r
    The resolved principal is kept in ``scope["state"]`` so the route does not look it up again.
 2. A page of ``/app/…`` that carries a body must come from a signed-in page session (the
    ``verbatim_session`` cookie; see ``verbatim.web.store``), except the sign-in forms;
-   otherwise it is redirected (303) to the sign-in page, its body unread. A few API routes
+   otherwise it is redirected (303) to the sign-in page, its body unread (when it came with an
+   expired cookie from a note's or a session's page, the sign-in leads back to that page, where
+   the text typed is restored from the tab: ``verbatim.web.notes_page``). A few API routes
    (the resumable upload and its finalizing ``POST /v1/sessions``) also accept a page session
    instead of a bearer token, but only with its CSRF token in ``X-CSRF-Token``: the upload page
    uses them. The resolved page session is kept in ``scope["state"]["page_session"]``.
@@ -186,6 +188,18 @@ async def _looked_up(fn: Callable[..., Any], *args: Any) -> Any:
         raise _GateAnswer(answer) from exc
 
 
+_PAGE_OF_FORM = re.compile(r"^(/app/(?:notes|sessions)/[0-9a-f-]{36})/")
+
+
+def _sign_in_for(scope: Scope) -> bytes:
+    """Where a form post without a live page session goes: sign-in, then back to the page the form was on
+    (a note's or a session's) when the browser still had a cookie — the session expired while it was open."""
+    page = _PAGE_OF_FORM.match(scope["path"])
+    if page is None or _cookie(scope) is None:
+        return b"/app/sign-in"
+    return f"/app/sign-in?next={page.group(1)}&expired=true".encode()
+
+
 class BodyGate:
     """ASGI middleware: 401 before any body byte is read; 413 past the route's cap (see module docstring).
 
@@ -277,7 +291,7 @@ class BodyGate:
             return
         if scope["path"] not in SIGN_IN_PATHS and await self._page_session(scope) is None:
             await send({"type": "http.response.start", "status": 303,
-                        "headers": [(b"location", b"/app/sign-in"), (b"content-length", b"0"),
+                        "headers": [(b"location", _sign_in_for(scope)), (b"content-length", b"0"),
                                     (b"cache-control", b"no-store")]})
             await send({"type": "http.response.body", "body": b""})
             return

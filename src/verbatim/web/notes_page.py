@@ -6,9 +6,20 @@ and audit are identical to the API's: another therapist's note is a 404 page, a 
 exported (409 page), every read, edit, sign and export is audited. Forms are CSRF-checked.
 
 ``GET /app/notes/{id}`` shows the note beside the client's record: each sentence links to the
-segments it cites (``note.js`` highlights and scrolls to them; without script the link jumps
-to the first). While the note is written, ``…/progress`` is polled (htmx, every second) and
-shows the sections written so far; once drafted it asks the page to reload.
+segments it cites (``note.js`` highlights them in the record beside the note; where the record is
+not beside the note — a tablet's single column — the cited words open inline under the sentence;
+without script the link jumps to the first). While the note is written, ``…/progress`` is polled
+(htmx, every second) and shows the sections written so far; once drafted it asks the page to reload.
+The note's versions (draft, edits, signing review, amendments with their reasons) are listed with
+their diffs for its therapist (``notes_api.versions``: audited ``note_versions_read``).
+
+A draft autosaves: ``note.js`` posts the edit form to ``…/autosave`` a moment after typing stops
+(and at least every ``MAX_WAIT`` while typing goes on), which is an edit like any other (a new
+version, audited ``note_edited``) answered as JSON with the page's changed parts. Each save is a
+request, so typing keeps the page session alive. Until a save is answered, the typed text is kept in
+the browser's ``sessionStorage`` (key ``verbatim.unsaved.<note id>.<version>``, never sent
+anywhere but this server); when the session has expired, the page says so, links to sign-in, and
+after sign-in restores the text and saves it, then forgets it.
 """
 
 from __future__ import annotations
@@ -29,12 +40,12 @@ from verbatim.api.errors import ApiError
 from verbatim.api.sessions import get_transcript
 from verbatim.audit import Actor
 from verbatim.db.engine import db_session
-from verbatim.db.models import Note, NoteTemplate
+from verbatim.db.models import Note, NoteTemplate, Therapist
 from verbatim.errors import NoteRequestInvalid, NotFound
 from verbatim.notes import review
 from verbatim.notes.formats import BUILT_IN
 from verbatim.notes.states import RUNNABLE
-from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, page_actor, render
+from verbatim.web.pages import ActorPageDep, CsrfDep, PageError, env, page_actor, render
 
 router = APIRouter(prefix="/app", include_in_schema=False)
 
@@ -111,6 +122,38 @@ def _context(svc: Any, actor: Actor, note_id: uuid.UUID) -> dict[str, Any]:
             "supervising": actor.principal.therapist_id != _owner(svc, note_id)}
 
 
+_KIND_WORDS = {"draft": "Drafted", "edit": "Edited", "review": "Reviewed at signing", "amendment": "Amended",
+               "record_confirmed": "Checked against the current transcript"}
+
+
+def _diff_lines(diff: str) -> list[tuple[str, str]]:
+    """A unified diff as (kind, line) for the page: ``add``, ``del``, ``hunk`` or ``same`` (file headers dropped)."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
+        out.append((kind, line))
+    return out
+
+
+def _versions(svc: Any, actor: Actor, note_id: uuid.UUID) -> list[dict[str, Any]]:
+    """The note's versions, newest first, with their diffs, reasons and authors' names, for its therapist
+    (audited ``note_versions_read``); [] for anyone else (a supervisor, a break-glass reader)."""
+    if actor.principal.therapist_id is None:
+        return []
+    try:
+        rows = notes_api.versions(note_id, svc, actor.principal, actor)
+    except (ApiError, NotFound):
+        return []
+    with db_session(svc.repo.url) as db:
+        names = dict(db.execute(select(Therapist.id, Therapist.name).where(
+            Therapist.id.in_({r.author_id for r in rows if r.author_id}))).all())
+    return [{"version": r.version, "kind": _KIND_WORDS.get(r.kind, r.kind), "reason": r.reason,
+             "author": names.get(r.author_id) if r.author_id else None, "created_at": r.created_at,
+             "lines": _diff_lines(r.diff)} for r in reversed(rows)]
+
+
 def _owner(svc: Any, note_id: uuid.UUID) -> uuid.UUID | None:
     with db_session(svc.repo.url) as db:
         return db.execute(select(Note.therapist_id).where(Note.id == note_id)).scalar_one_or_none()
@@ -121,7 +164,8 @@ def note_page(note_id: uuid.UUID, request: Request, svc: ServicesDep, actor: Act
     """The note beside its evidence; forms to edit, sign, amend; exports once signed. Audited."""
     context = _context(svc, actor, note_id)
     segments, gone = _evidence(svc, actor, context["note"]) if not context["running"] else ([], None)
-    return render(request, "note.html", segments=segments, gone=gone, **context)
+    versions = _versions(svc, actor, note_id) if not context["running"] else []
+    return render(request, "note.html", segments=segments, gone=gone, versions=versions, **context)
 
 
 @router.get("/notes/{note_id}/progress", response_class=HTMLResponse)
@@ -161,6 +205,50 @@ def _decision(form: FormData) -> notes_api.SignRequest:
     return notes_api.SignRequest(confirm=confirm, remove=remove, version=int(version) if version.isdigit() else None)
 
 
+def _based_on(svc: Any, actor: Actor, note_id: uuid.UUID, form: FormData) -> None:
+    """Refuse (409) an edit made on a version that is no longer the note's current one (another window
+    saved since): the edit would silently undo that window's work. A form without ``version`` is not checked."""
+    sent = str(form.get("version", ""))
+    if not sent.isdigit():
+        return
+    with db_session(svc.repo.url) as db:
+        now = db.execute(select(Note.version).where(
+            Note.id == note_id, Note.therapist_id == actor.principal.therapist_id)).scalar_one_or_none()
+    if now is not None and now != int(sent):
+        raise PageError(409, f"This draft was saved as version {now} from another window since you opened version "
+                             f"{sent}. Your text was not saved: copy it, reload the page, and apply it again.")
+
+
+def _fragment(request: Request, name: str, **context: Any) -> str:
+    return env.get_template(name).render(request=request, page=request.state.page_session, **context)
+
+
+@router.post("/notes/{note_id}/autosave")
+async def autosave(note_id: uuid.UUID, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
+    """The edit form, saved in the background → JSON ``{"version", "meta", "sections", "sign"}`` (the new
+    version and the page's parts that change with it, as HTML). Errors as JSON ``{"detail"}`` with their status
+    (409: not a draft any more, or saved from another window since; 422: the text is refused)."""
+    form = await request.form()
+    actor = page_actor(request, page)
+    try:
+        _based_on(svc, actor, note_id, form)
+        note = await run_in_threadpool(notes_api.edit, note_id, notes_api.NoteEdit(sections=_sections(form)), svc,
+                                       page.principal, actor)
+    except PageError as exc:
+        return JSONResponse({"detail": exc.message}, exc.status)
+    except ValidationError as exc:
+        errors = exc.errors()
+        why = str(errors[0].get("msg", "invalid")).removeprefix("Value error, ") if errors else "invalid"
+        return JSONResponse({"detail": f"Not saved: {why}."}, 422)
+    except ApiError as exc:
+        return JSONResponse({"detail": exc.detail}, exc.status)
+    context = {"note": note, "flagged": _flagged(note), "supervising": False}
+    return JSONResponse({"version": note.version, "meta": _fragment(request, "_note_meta.html", **context),
+                         "sections": _fragment(request, "_note_sections.html", **context),
+                         "sign": _fragment(request, "_note_sign.html", **context)},
+                        headers={"cache-control": "no-store"})
+
+
 @router.post("/notes/{note_id}/{action}")
 async def change(note_id: uuid.UUID, action: str, request: Request, svc: ServicesDep, page: CsrfDep) -> Response:
     """``edit`` (a draft: new version), ``sign``, ``confirm-record`` (a stale draft against the current
@@ -169,6 +257,7 @@ async def change(note_id: uuid.UUID, action: str, request: Request, svc: Service
     actor = page_actor(request, page)
     try:
         if action == "edit":
+            _based_on(svc, actor, note_id, form)
             await run_in_threadpool(notes_api.edit, note_id, notes_api.NoteEdit(sections=_sections(form)), svc,
                                     page.principal, actor)
         elif action == "amend":

@@ -2,8 +2,10 @@
 
 ``GET /app/sessions`` is the page; ``GET /app/sessions/rows`` is its table body alone, which the
 page asks for again every few seconds (htmx polling) while a session is still being processed.
-Both are audited as ``sessions_listed`` (the rows show client ids). ``GET /app/upload`` is the
-upload form (resumable, through ``/v1/uploads``).
+Both are audited as ``sessions_listed`` (the rows show client ids). Each row names the session's
+type and, for the therapist's own notes, each client's note status in words (``note_status``: none,
+drafting, draft, stale, signed, amended, failed), derived from the notes as they stand — nothing new
+is stored. ``GET /app/upload`` is the upload form (resumable, through ``/v1/uploads``).
 """
 
 from __future__ import annotations
@@ -13,20 +15,66 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy import select
+from sqlalchemy import and_, exists, select
 
 from verbatim import audit
 from verbatim.api.deps import ServicesDep
 from verbatim.api.sessions import WITHOUT_TURNS, _outs, visible
 from verbatim.audit import Actor
 from verbatim.db.engine import db_session
-from verbatim.db.models import Session
+from verbatim.db.models import Note, NoteVersion, Session, Transcript
+from verbatim.notes.states import RUNNABLE, NoteStatus
 from verbatim.states import ACTIVE, SessionStatus
 from verbatim.web.pages import ActorPageDep, PageDep, PageError, render
 
 router = APIRouter(prefix="/app", include_in_schema=False)
 PAGE_SIZE = 25
 POLL_S = 3
+
+
+#: a note status as the sessions list words it
+NOTE_WORDS = {"none": "No note", "drafting": "Drafting", "draft": "Draft", "stale": "Draft, stale (transcript changed)",
+              "signed": "Signed", "amended": "Signed, amended", "failed": "Draft failed"}
+
+
+def note_status(status: str | None, *, stale: bool, amended: bool) -> str:
+    """A note's status for the sessions list: ``none`` (no note), ``drafting`` (queued or being written),
+    ``draft``, ``stale`` (a draft written from an older version of the record), ``signed``, ``amended``
+    (signed, then amended), ``failed``."""
+    if status is None:
+        return "none"
+    if status in RUNNABLE:
+        return "drafting"
+    if status == NoteStatus.DRAFT:
+        return "stale" if stale else "draft"
+    if status == NoteStatus.SIGNED:
+        return "amended" if amended else "signed"
+    return "failed"
+
+
+def _note_statuses(db: Any, therapist_id: Any, session_ids: list[Any]) -> dict[Any, list[dict[str, Any]]]:
+    """Per session: the newest note of each client (the caller's own notes), as ``{client_id, note_id,
+    status}``, in client order. One query: staleness from the record's version, amended from the versions."""
+    if therapist_id is None or not session_ids:
+        return {}
+    amended = exists().where(NoteVersion.note_id == Note.id, NoteVersion.kind == "amendment")
+    rows = db.execute(
+        select(Note.id, Note.session_id, Note.client_id, Note.status, Note.version, Note.transcript_version,
+               Transcript.version.label("record_version"), amended.label("amended"))
+        .outerjoin(Transcript, and_(Transcript.session_id == Note.session_id, Transcript.client_id == Note.client_id))
+        .where(Note.session_id.in_(session_ids), Note.therapist_id == therapist_id)
+        .order_by(Note.session_id, Note.client_id, Note.created_at.desc())).all()
+    out: dict[Any, list[dict[str, Any]]] = {}
+    seen: set[tuple[Any, str]] = set()
+    for r in rows:
+        if (r.session_id, r.client_id) in seen:
+            continue  # an older note of the same client
+        seen.add((r.session_id, r.client_id))
+        stale = r.version > 0 and r.transcript_version is not None and r.record_version != r.transcript_version
+        out.setdefault(r.session_id, []).append(
+            {"client_id": r.client_id, "note_id": r.id, "status": note_status(r.status, stale=stale,
+                                                                              amended=bool(r.amended))})
+    return out
 
 
 def listing(svc: ServicesDep, actor: Actor, status: SessionStatus | None, since: date | None, until: date | None,
@@ -45,12 +93,14 @@ def listing(svc: ServicesDep, actor: Actor, status: SessionStatus | None, since:
         rows = list(db.execute(stmt).scalars())
         audit.record(db, actor, "sessions_listed", None,
                      {"count": min(len(rows), PAGE_SIZE), "offset": offset, "via": "web"})
+        notes = {} if redact else _note_statuses(db, actor.principal.therapist_id, [r.id for r in rows[:PAGE_SIZE]])
     items = _outs(svc, rows[:PAGE_SIZE], redact=redact)
     query = {"status": status.value if status else "", "since": since.isoformat() if since else "",
              "until": until.isoformat() if until else ""}
+    drafting = any(n["status"] == "drafting" for ns in notes.values() for n in ns)
     return {"items": items, "page_no": page, "has_next": len(rows) > PAGE_SIZE, "query": query,
-            "live": any(i.status in ACTIVE for i in items), "statuses": [s.value for s in SessionStatus],
-            "poll_s": POLL_S}
+            "live": drafting or any(i.status in ACTIVE for i in items), "statuses": [s.value for s in SessionStatus],
+            "poll_s": POLL_S, "notes": notes, "note_words": NOTE_WORDS}
 
 
 Text = Annotated[str, Query(max_length=20)]
