@@ -20,7 +20,6 @@ from rich.table import Table
 from verbatim.cli_keys import keys_app
 from verbatim.config import Settings, get_settings, load_settings
 from verbatim.errors import VerbatimError
-from verbatim.states import SessionStatus
 
 if TYPE_CHECKING:
     from verbatim.client import ApiClient
@@ -380,18 +379,25 @@ def token_revoke(token_id: Annotated[uuid.UUID, typer.Argument(help="The token's
 
 
 @sessions_app.command("list")
-def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Only this status")] = None) -> None:
-    """List sessions (most recently updated first), optionally by status."""
-    from verbatim.admin import list_sessions
+def sessions_list(status: Annotated[str | None, typer.Option(
+        help="Only this status: queued, recognizing, …, or parked (a live session whose capture run waits on "
+             "the recognizer without a worker: the run's state, shown in place of its stored status)")] = None,
+) -> None:
+    """List sessions (most recently updated first), optionally by status; a parked session reads parked."""
+    from verbatim.admin import display_statuses, list_sessions
     from verbatim.durable.store import RunStore
+    from verbatim.states import DISPLAY_STATUSES
 
+    if status is not None and status not in DISPLAY_STATUSES:
+        raise typer.BadParameter(f"status must be one of {', '.join(DISPLAY_STATUSES)}")
     table = Table("status", "runs", "failure_code", "updated")
     table.add_column("id", no_wrap=True, min_width=36)
     database_url = _urls()[0]
-    rows = list_sessions(database_url, status.value if status else None)
+    rows = list_sessions(database_url, status)
     runs = RunStore(database_url, "capture").counts([row.id for row in rows])
+    shown = display_statuses(database_url, rows)
     for row in rows:
-        table.add_row(row.status, str(runs.get(row.id, 0)), row.failure_code or "",
+        table.add_row(shown[row.id], str(runs.get(row.id, 0)), row.failure_code or "",
                       row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
     console.print(table)
 
