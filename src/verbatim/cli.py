@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from verbatim.cli_keys import keys_app
@@ -116,9 +117,13 @@ def _serve(stack: Stack) -> None:
         console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
                       f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
                       f"through {stack.env_file}. Ctrl-C to stop.")
+        console.print(f"Ops gauges (Prometheus, the sweep process's): {stack.metrics_url}")
         console.print(page_banner(stack.servers.database_url, stack.api_url, stack.settings.sign_in_link_s))
         while True:
             time.sleep(1)
+            # Servers first: a child that exits while its server is down comes back to a live one.
+            for said in stack.servers.revive_dead():
+                console.print(f"[yellow]{escape(said)}[/yellow]")
             for name in stack.respawn_exited():
                 console.print(f"[yellow]{name} exited; restarted it[/yellow]")
     except KeyboardInterrupt:
@@ -719,7 +724,7 @@ def main() -> None:
     try:
         app()
     except VerbatimError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")  # a log tail may hold [brackets]
         sys.exit(2)
 
 
