@@ -105,7 +105,9 @@ def test_sweep_process_waits_out_a_database_outage(private_pg: EmbeddedPostgres,
 def test_run_in_flight_during_a_database_outage_is_given_back(private_pg: EmbeddedPostgres, redis_url: str,
                                                               asr: AsrServer, data_dir: Path) -> None:
     url = migrated(private_pg)
-    settings = make_settings(url, redis_url, asr, data_dir, outage_backoff_max_s=1.0, outage_refund_budget_s=120.0)
+    # A vendor pause (retry_later_s) long enough to tell "due at once" from it.
+    settings = make_settings(url, redis_url, asr, data_dir, outage_backoff_max_s=1.0, outage_refund_budget_s=120.0,
+                             retry_later_s=120.0)
     sid = new_session(settings, CLIPS[0])
     ctx = build_context(settings)
     family = getattr(metrics, "backend_unavailable", None)
