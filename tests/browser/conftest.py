@@ -74,7 +74,7 @@ class Web:
         return path
 
     def cookie(self) -> dict[str, Any] | None:
-        return next((c for c in self.context.cookies() if c["name"] == "verbatim_session"), None)
+        return next((dict(c) for c in self.context.cookies() if c["name"] == "verbatim_session"), None)
 
 
 def start_web(browser: Browser, settings: Settings, tmp_path: Path, **viewport: int) -> tuple[LiveServer, Web]:
