@@ -5,24 +5,52 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import column, select, text
 
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
 from verbatim.db.models import Session, SessionEvent
 from verbatim.db.repo import Repo
+from verbatim.durable.subjects import RunPhase
 from verbatim.errors import IllegalTransition, NotFound
 from verbatim.runtime import make_queue, require_urls
-from verbatim.states import CAPTURE_SUBJECTS, SessionStatus, check_transition
+from verbatim.states import (
+    CAPTURE_SUBJECTS,
+    DISPLAY_STATUSES,
+    PARKED,
+    SessionStatus,
+    check_transition,
+    display_status,
+)
 
 
 def list_sessions(database_url: str, status: str | None = None, limit: int = 200) -> list[Session]:
-    """Sessions newest first, optionally filtered by status."""
+    """Sessions newest first, optionally in one display status (``verbatim.states.DISPLAY_STATUSES``).
+
+    ``parked`` is the core's run state, not a stored status: it selects the live sessions whose
+    capture run is parked; a stored live status (``recognizing``…) then leaves those out, so each
+    session is listed under the one status a list shows for it (``display_statuses``).
+    Raises ValueError for a status not in ``DISPLAY_STATUSES``.
+    """
+    if status is not None and status not in DISPLAY_STATUSES:
+        raise ValueError(f"status must be one of {', '.join(DISPLAY_STATUSES)}")
     stmt = select(Session).order_by(Session.updated_at.desc()).limit(limit)
-    if status:
+    parked = Session.id.in_(text(CAPTURE_SUBJECTS.ids_in_phase_sql(RunPhase.PARKED)).columns(column("id")))
+    if status == PARKED:
+        stmt = stmt.where(parked)
+    elif status:
         stmt = stmt.where(Session.status == status)
+        if status in CAPTURE_SUBJECTS.live:
+            stmt = stmt.where(~parked)
     with db_session(database_url) as db:
         return list(db.execute(stmt).scalars())
+
+
+def display_statuses(database_url: str, rows: list[Session]) -> dict[uuid.UUID, str]:
+    """Each session's display status (``verbatim.states.display_status``), in one query."""
+    with db_session(database_url) as db:
+        phases = CAPTURE_SUBJECTS.phases(db, [r.id for r in rows])
+    return {r.id: display_status(r.status, phases.get(r.id)) for r in rows}
 
 
 def show_session(database_url: str, session_id: uuid.UUID) -> dict[str, Any]:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from verbatim.cli_keys import keys_app
 from verbatim.config import Settings, get_settings, load_settings
 from verbatim.errors import VerbatimError
-from verbatim.states import SessionStatus
 
 if TYPE_CHECKING:
     from verbatim.client import ApiClient
@@ -117,9 +117,13 @@ def _serve(stack: Stack) -> None:
         console.print(f"Verbatim is up: API {stack.api_url} (docs at {stack.api_url}/docs); "
                       f"logs in {stack.log_dir}. Other `verbatim` commands run from this folder find it "
                       f"through {stack.env_file}. Ctrl-C to stop.")
+        console.print(f"Ops gauges (Prometheus, the sweep process's): {stack.metrics_url}")
         console.print(page_banner(stack.servers.database_url, stack.api_url, stack.settings.sign_in_link_s))
         while True:
             time.sleep(1)
+            # Servers first: a child that exits while its server is down comes back to a live one.
+            for said in stack.servers.revive_dead():
+                console.print(f"[yellow]{escape(said)}[/yellow]")
             for name in stack.respawn_exited():
                 console.print(f"[yellow]{name} exited; restarted it[/yellow]")
     except KeyboardInterrupt:
@@ -380,18 +384,25 @@ def token_revoke(token_id: Annotated[uuid.UUID, typer.Argument(help="The token's
 
 
 @sessions_app.command("list")
-def sessions_list(status: Annotated[SessionStatus | None, typer.Option(help="Only this status")] = None) -> None:
-    """List sessions (most recently updated first), optionally by status."""
-    from verbatim.admin import list_sessions
+def sessions_list(status: Annotated[str | None, typer.Option(
+        help="Only this status: queued, recognizing, …, or parked (a live session whose capture run waits on "
+             "the recognizer without a worker: the run's state, shown in place of its stored status)")] = None,
+) -> None:
+    """List sessions (most recently updated first), optionally by status; a parked session reads parked."""
+    from verbatim.admin import display_statuses, list_sessions
     from verbatim.durable.store import RunStore
+    from verbatim.states import DISPLAY_STATUSES
 
+    if status is not None and status not in DISPLAY_STATUSES:
+        raise typer.BadParameter(f"status must be one of {', '.join(DISPLAY_STATUSES)}")
     table = Table("status", "runs", "failure_code", "updated")
     table.add_column("id", no_wrap=True, min_width=36)
     database_url = _urls()[0]
-    rows = list_sessions(database_url, status.value if status else None)
+    rows = list_sessions(database_url, status)
     runs = RunStore(database_url, "capture").counts([row.id for row in rows])
+    shown = display_statuses(database_url, rows)
     for row in rows:
-        table.add_row(row.status, str(runs.get(row.id, 0)), row.failure_code or "",
+        table.add_row(shown[row.id], str(runs.get(row.id, 0)), row.failure_code or "",
                       row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
     console.print(table)
 
@@ -713,7 +724,7 @@ def main() -> None:
     try:
         app()
     except VerbatimError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")  # a log tail may hold [brackets]
         sys.exit(2)
 
 

@@ -184,6 +184,15 @@ class _Process:
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, sig)
 
+    def ended(self) -> str | None:
+        """None while it runs; else how it ended ("killed by SIGKILL", "exit 1"; "gone" when adopted)."""
+        if self.alive():
+            return None
+        code = self.popen.returncode if self.popen is not None else None
+        if code is None:
+            return "gone"
+        return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+
     def wait(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` seconds for exit (reaping our own child); True if it exited."""
         if self.popen is not None:
@@ -543,6 +552,12 @@ class EmbeddedPostgres:
             # Backends notice the postmaster's death and exit by themselves; until they do
             # they hold the old shared memory and a new postmaster would refuse to start.
             _reap(children)
+
+    def died(self) -> str | None:
+        """How the server this object started (or adopted) ended, if it died on its own ("killed by
+        SIGKILL", "exit 1", "gone"); None while it runs, and when it was never started or was stopped."""
+        with self._lock:
+            return self._proc.ended() if self._proc is not None else None
 
     def restart(self) -> None:
         """Stop, then start again on the same port and data (raises like ``start``)."""
@@ -934,6 +949,11 @@ class EmbeddedRedis:
             proc.signal(signal.SIGKILL)
             proc.wait(10)
             (self.data_dir / REDIS_PID_NAME).unlink(missing_ok=True)
+
+    def died(self) -> str | None:
+        """As ``EmbeddedPostgres.died``: how it ended if it died on its own, else None."""
+        with self._lock:
+            return self._proc.ended() if self._proc is not None else None
 
     def restart(self) -> None:
         """Stop, then start again on the same port; all keys are gone (no persistence)."""

@@ -4,6 +4,11 @@ Starts (or uses) PostgreSQL and Redis, migrates, then runs the local recognizer 
 the API, two capture workers and the sweep process as child processes, each in its own process group,
 and stops them in order: API first (no new sessions), workers (SIGTERM: drain), the sweep process,
 recognizer, then the embedded servers.
+
+While it runs, ``verbatim up`` supervises: a child that exits is started again
+(``Stack.respawn_exited``), and so is an embedded PostgreSQL or Redis that dies
+(``Servers.revive_dead``); one that keeps dying stops the stack with a non-zero exit. The sweep
+process serves the ops gauges on ``Stack.metrics_url``, which ``up`` prints.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ class Servers:
     redis_url: str
     embedded: list[EmbeddedPostgres | EmbeddedRedis] = field(default_factory=list)
     app_password: str | None = None
+    _revived: dict[str, list[float]] = field(default_factory=dict, repr=False)
 
     @property
     def app_url(self) -> str:
@@ -50,6 +56,67 @@ class Servers:
     def stop(self) -> None:
         for server in reversed(self.embedded):
             server.stop()
+
+    def revive_dead(self) -> list[str]:
+        """Restart every embedded server that died on its own, on its port and data; returns what to
+        tell the user, one line per restart. What a developer expects of ``verbatim up``: the stack
+        carries on (the children ride out the gap as they ride out any outage, and reconnect).
+
+        PostgreSQL comes back through crash recovery with every committed row; Redis comes back empty
+        (no persistence), and the sweep re-queues due work from PostgreSQL. Raises EmbeddedServerError
+        — ``verbatim up`` then stops the stack and exits non-zero — when a server died
+        ``REVIVE_MAX`` times within ``REVIVE_WINDOW_S`` seconds, or cannot be started again
+        within ``REVIVE_START_S`` seconds (the message carries the last lines of its log).
+        """
+        said = []
+        for server in self.embedded:
+            ended = server.died()
+            if ended is None:
+                continue
+            name = "PostgreSQL" if isinstance(server, EmbeddedPostgres) else "Redis"
+            now = time.monotonic()
+            recent = [t for t in self._revived.get(name, []) if now - t < REVIVE_WINDOW_S]
+            if len(recent) >= REVIVE_MAX:
+                raise EmbeddedServerError(
+                    f"the embedded {name} keeps dying ({ended}; restarted {len(recent)} times in the last "
+                    f"{REVIVE_WINDOW_S:.0f} s), so the stack stops. Last lines of {server.log_path}:\n"
+                    f"{_tail(server.log_path)}")
+            self._revived[name] = [*recent, now]
+            _start_again(server, name, ended)
+            after = ("crash recovery kept every committed row" if name == "PostgreSQL"
+                     else "it came back empty (no persistence): the sweep re-queues due work from PostgreSQL")
+            said.append(f"embedded {name} on port {server.port} died ({ended}); restarted it on the same port "
+                        f"({after})")
+        return said
+
+
+#: a dead embedded server is restarted at most this many times within REVIVE_WINDOW_S seconds
+REVIVE_MAX = 3
+REVIVE_WINDOW_S = 300.0
+#: how long a dead server may take to start again (a killed postmaster's backends must let go first)
+REVIVE_START_S = 60.0
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
+
+
+def _start_again(server: EmbeddedPostgres | EmbeddedRedis, name: str, ended: str) -> None:
+    """Start a dead server again, retrying while it refuses: a SIGKILLed postmaster's backends hold its
+    shared memory until they notice and exit, and a new postmaster refuses to start beside them."""
+    deadline = time.monotonic() + REVIVE_START_S
+    while True:
+        try:
+            server.start(timeout_s=max(5.0, deadline - time.monotonic()))
+            return
+        except EmbeddedServerError as exc:
+            if time.monotonic() >= deadline:
+                raise EmbeddedServerError(f"the embedded {name} died ({ended}) and did not start again within "
+                                          f"{REVIVE_START_S:.0f} s, so the stack stops: {exc}") from exc
+            time.sleep(1.0)
 
 
 def ensure_servers(settings: Settings, say: Callable[[str], object] = print) -> Servers:
@@ -83,6 +150,8 @@ class Child:
     proc: subprocess.Popen[bytes]
     log: Path
     args: tuple[str, ...]
+    #: environment of this child alone (the sweep process's metrics port), kept for a restart
+    extra_env: dict[str, str] = field(default_factory=dict)
 
 
 class Stack:
@@ -101,10 +170,17 @@ class Stack:
         self._restarts: dict[str, list[float]] = {}
         self.api_port = settings.api_port if settings.api_port else free_port()
         self.asr_port = settings.asr_port if settings.asr_port else free_port()
+        #: the sweep process's Prometheus port (its ops gauges, ``verbatim.telemetry.ops``)
+        self.metrics_port = settings.metrics_port if settings.metrics_port else free_port()
 
     @property
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.api_port}"
+
+    @property
+    def metrics_url(self) -> str:
+        """Where the sweep process serves the ops gauges (Prometheus text format)."""
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -114,6 +190,8 @@ class Stack:
         # A local stack is a developer's: development mode (default keys allowed, /docs on), unless
         # VERBATIM_MODE says otherwise.
         env.setdefault("VERBATIM_MODE", "development")
+        # One process binds the metrics port (the sweep process: spawn's extra_env), not every child.
+        env.pop("VERBATIM_METRICS_PORT", None)
         env.update(
             VERBATIM_DATABASE_URL=self.servers.app_url,
             VERBATIM_REDIS_URL=self.servers.redis_url,
@@ -125,15 +203,15 @@ class Stack:
             env["VERBATIM_RECOGNIZER_URL"] = f"http://127.0.0.1:{self.asr_port}/v2"
         return env
 
-    def spawn(self, name: str, *args: str) -> Child:
+    def spawn(self, name: str, *args: str, extra_env: dict[str, str] | None = None) -> Child:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_dir / f"{name}.log"
         with open(log, "ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "verbatim.cli", *args], env=self.env(), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                [sys.executable, "-m", "verbatim.cli", *args], env={**self.env(), **(extra_env or {})}, stdout=out,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             )
-        child = Child(name, proc, log, args)
+        child = Child(name, proc, log, args, dict(extra_env or {}))
         self.children.append(child)
         return child
 
@@ -155,7 +233,7 @@ class Stack:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(child.proc.pid, signal.SIGKILL)
             self.children.remove(child)
-            self.spawn(child.name, *child.args)
+            self.spawn(child.name, *child.args, extra_env=child.extra_env)
             restarted.append(f"{child.name} (exit {child.proc.returncode})")
         return restarted
 
@@ -165,11 +243,12 @@ class Stack:
         Raises EmbeddedServerError at once when the API's or the recognizer's port is taken
         (another stack on this machine): never "up" while pointing at someone else's servers.
         """
-        for role, port in (("API", self.api_port), ("recognizer", self.asr_port)):
+        for role, port, var in (("API", self.api_port, "API_PORT"), ("recognizer", self.asr_port, "ASR_PORT"),
+                                ("sweep process's metrics", self.metrics_port, "METRICS_PORT")):
             if not port_free(port):
                 raise EmbeddedServerError(
                     f"port {port} for the {role} is in use (another `verbatim up` on this machine?); "
-                    f"set VERBATIM_{'API' if role == 'API' else 'ASR'}_PORT to a free port")
+                    f"set VERBATIM_{var} to a free port")
         # Migrations (and the roles they create) come first, as the administrator: the children
         # connect as the runtime role, which exists and holds its grants only after this.
         upgrade(self.servers.database_url, app_password=self.servers.app_password)
@@ -178,9 +257,10 @@ class Stack:
         for i in range(1, self.workers + 1):
             self.spawn(f"worker-{i}", "worker", "--name", f"{self.worker_names}-{i}")
         self.spawn("analysis-worker", "analysis-worker")
-        self.spawn("sweeper", "sweeper")
+        self.spawn("sweeper", "sweeper", extra_env={"VERBATIM_METRICS_PORT": str(self.metrics_port)})
         self.wait_http(f"http://127.0.0.1:{self.asr_port}/healthz", "asr-server")
         self.wait_http(f"{self.api_url}/readyz", "api")
+        self.wait_http(self.metrics_url, "sweeper")
         self.write_env_file()
 
     @property
@@ -192,7 +272,7 @@ class Stack:
         # The runtime role's URL: `verbatim token create`, `sessions`, `clinic` need no more than the
         # running processes do (`verbatim migrate` takes an administrator's URL explicitly).
         lines = [f"VERBATIM_DATABASE_URL={self.servers.app_url}", f"VERBATIM_REDIS_URL={self.servers.redis_url}",
-                 f"VERBATIM_API_URL={self.api_url}"]
+                 f"VERBATIM_API_URL={self.api_url}", f"VERBATIM_METRICS_URL={self.metrics_url}"]
         self.env_file.write_text("\n".join(lines) + "\n")
         self.env_file.chmod(0o600)
         self._wrote_env = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from verbatim.durable.subjects import Subjects
+from verbatim.durable.subjects import RunPhase, Subjects
 from verbatim.errors import IllegalTransition
 
 
@@ -60,3 +60,16 @@ def check_transition(current: SessionStatus, target: SessionStatus) -> None:
 #: the capture run's subjects, for the durable-run core's stall net and run states
 CAPTURE_SUBJECTS = Subjects("capture", "sessions", live=tuple(s.value for s in S if s in ACTIVE),
                             blocked=(S.BLOCKED.value,), cancelled=(S.DELETED.value,))
+
+
+#: what a list shows besides the stored statuses: a live session whose capture run is parked (waiting
+#: on the recognizer without a worker) reads ``parked`` — derived from the core's run state, never stored
+PARKED = RunPhase.PARKED.value
+#: every status a session list shows and filters by (the stored ones, and ``parked``)
+DISPLAY_STATUSES: tuple[str, ...] = (*(s.value for s in SessionStatus), PARKED)
+
+
+def display_status(status: str, phase: RunPhase | str | None) -> str:
+    """The status a list shows: ``parked`` while the capture run is parked (``phase``, from
+    ``CAPTURE_SUBJECTS.phases``), else the stored ``status``."""
+    return PARKED if phase == RunPhase.PARKED else status

@@ -86,3 +86,41 @@ def test_runs_list_on_the_command_line(api: Api, alice: str) -> None:
     bad = subprocess.run([sys.executable, "-m", "verbatim.cli", "runs", "list", "--state", "sleeping"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "running, parked" in bad.stdout + bad.stderr
+
+
+def test_a_parked_session_reads_parked_in_the_admin_list_and_on_the_command_line(api: Api, alice: str) -> None:
+    parked, waiting = (api.upload(alice, JFK).json()["id"] for _ in range(2))
+    _set_run(api, parked, parked_at="now()")
+    admin = token_for(api.settings, "", "HQ", scope="admin")
+
+    def listed(status: str) -> dict[str, dict[str, object]]:
+        r = api.client.get(f"/v1/admin/sessions?status={status}", headers=api.headers(admin))
+        assert r.status_code == 200, r.text
+        return {i["id"]: i for i in r.json()["items"]}
+
+    found = listed("parked")
+    assert list(found) == [parked]
+    # Derived from the capture run's state, never stored: the row keeps its own status.
+    assert found[parked]["display_status"] == "parked" and found[parked]["status"] == "queued"
+    assert found[parked]["run_state"] == "parked"
+    assert list(listed("queued")) == [waiting]  # each session under the one status a list shows for it
+    assert listed("queued")[waiting]["display_status"] == "queued"
+    with db_session(api.settings.database_url or "") as db:
+        assert db.execute(text("SELECT status FROM sessions WHERE id = :i"), {"i": uuid.UUID(parked)}).scalar() \
+            == "queued"
+    assert api.client.get("/v1/admin/sessions?status=sleeping", headers=api.headers(admin)).status_code == 422
+
+    env = settings_env(api.settings)
+    done = subprocess.run([sys.executable, "-m", "verbatim.cli", "sessions", "list", "--status", "parked"],
+                          env={**env, "COLUMNS": "200"}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if parked in line]
+    assert len(lines) == 1 and "parked" in lines[0] and waiting not in done.stdout
+    every = subprocess.run([sys.executable, "-m", "verbatim.cli", "sessions", "list"], env={**env, "COLUMNS": "200"},
+                           capture_output=True, text=True, timeout=120)
+    assert every.returncode == 0, every.stderr
+    assert "parked" in next(line for line in every.stdout.splitlines() if parked in line)
+    assert "queued" in next(line for line in every.stdout.splitlines() if waiting in line)
+    bad = subprocess.run([sys.executable, "-m", "verbatim.cli", "sessions", "list", "--status", "sleeping"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "parked" in bad.stdout + bad.stderr

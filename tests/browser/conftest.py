@@ -66,7 +66,7 @@ class Web:
         self.go(f"/app/sign-in?next={then}")
         self.page.get_by_label("Your access token").fill(token)
         self.page.get_by_role("button", name="Sign in").click()
-        self.page.wait_for_url(re.compile(r".*/app/(sessions|clinic).*"))
+        self.page.wait_for_url(re.compile(r".*/app/(sessions|clinic|ops).*"))
 
     def shot(self, name: str) -> Path:
         path = self.shots / f"{name}.png"
@@ -74,7 +74,7 @@ class Web:
         return path
 
     def cookie(self) -> dict[str, Any] | None:
-        return next((c for c in self.context.cookies() if c["name"] == "verbatim_session"), None)
+        return next((dict(c) for c in self.context.cookies() if c["name"] == "verbatim_session"), None)
 
 
 def start_web(browser: Browser, settings: Settings, tmp_path: Path, **viewport: int) -> tuple[LiveServer, Web]:

@@ -44,15 +44,12 @@ def test_idle_session_asks_to_sign_in_again(web: Web, alice: str) -> None:
     assert web.page.get_by_text("Your session ended after a period without activity").is_visible()
 
 
-def test_wrong_token_and_operations_token_do_not_sign_in(web: Web) -> None:
+def test_a_wrong_token_does_not_sign_in(web: Web) -> None:
+    """(An operations token signs in to the runs page alone: tests/browser/test_ops_page.py.)"""
     web.go("/app/sign-in")
     web.page.get_by_label("Your access token").fill("vbt_not-a-token")
     web.page.get_by_role("button", name="Sign in").click()
     assert web.page.get_by_text("That token is unknown, expired or revoked.").is_visible()
-    ops = token_for(web.settings, "ops", "North Clinic", scope="admin")
-    web.page.get_by_label("Your access token").fill(ops)
-    web.page.get_by_role("button", name="Sign in").click()
-    assert web.page.get_by_text("Operations tokens (admin scope) do not open").is_visible()
     assert web.cookie() is None
 
 

@@ -9,12 +9,12 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from tests.conftest import SAMPLES, AsrServer, make_settings
 from tests.factories import new_session, token_for, view
@@ -25,6 +25,7 @@ from verbatim.db.models import SessionEvent
 from verbatim.durable.core import Outcome
 from verbatim.embedded import EmbeddedPostgres, EmbeddedRedis, free_port
 from verbatim.pipeline.run import run_capture
+from verbatim.queue import waiting
 from verbatim.runtime import build_context
 from verbatim.telemetry import metrics
 
@@ -65,7 +66,7 @@ def log_events(proc: Proc, event: str) -> int:
     return count
 
 
-def wait_until(predicate, timeout_s: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def wait_until(predicate: Callable[[], object], timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
@@ -104,7 +105,9 @@ def test_sweep_process_waits_out_a_database_outage(private_pg: EmbeddedPostgres,
 def test_run_in_flight_during_a_database_outage_is_given_back(private_pg: EmbeddedPostgres, redis_url: str,
                                                               asr: AsrServer, data_dir: Path) -> None:
     url = migrated(private_pg)
-    settings = make_settings(url, redis_url, asr, data_dir, outage_backoff_max_s=1.0, outage_refund_budget_s=120.0)
+    # A vendor pause (retry_later_s) long enough to tell "due at once" from it.
+    settings = make_settings(url, redis_url, asr, data_dir, outage_backoff_max_s=1.0, outage_refund_budget_s=120.0,
+                             retry_later_s=120.0)
     sid = new_session(settings, CLIPS[0])
     ctx = build_context(settings)
     family = getattr(metrics, "backend_unavailable", None)
@@ -132,11 +135,48 @@ def test_run_in_flight_during_a_database_outage_is_given_back(private_pg: Embedd
         assert ended["outcome"] is Outcome.RETRY_LATER
         assert view(ctx.repo, sid).runs == 0, "a run cut off by our own outage stays counted"
         assert not outage_seen()
+        # Due at once (the database answers again), not a vendor pause later: the sweep sends it in a tick.
+        assert due_now(url, sid)
         assert run_capture(ctx, sid) is Outcome.READY
         after = view(ctx.repo, sid)
         assert (after.status, after.runs) == ("ready", 1)
     finally:
         asr.fault("hold", hold=False)
+
+
+def due_now(url: str, sid: uuid.UUID) -> bool:
+    with db_session(url) as db:
+        return bool(db.execute(text("SELECT due_at <= now() FROM durable_runs WHERE kind = 'capture' "
+                                    "AND subject_id = :s"), {"s": sid}).scalar_one())
+
+
+@pytest.mark.faults
+def test_a_run_whose_count_meets_a_database_outage_starts_once_the_database_is_back(
+        private_pg: EmbeddedPostgres, redis_url: str, asr: AsrServer, data_dir: Path) -> None:
+    """Last round's slow recovery: a message whose run could not be counted was dropped, and its
+    session waited minutes for its next look. Now the worker keeps the message and counts when it can."""
+    url = migrated(private_pg)
+    settings = make_settings(url, redis_url, asr, data_dir, outage_backoff_max_s=1.0, outage_refund_budget_s=120.0)
+    sid = new_session(settings, CLIPS[0])
+    ctx = build_context(settings)
+    gauge = metrics.backend_unavailable.labels(process="worker:capture", backend="database")
+    gauge.set(0)
+    dispose_all()
+    private_pg.stop()
+    ended: dict[str, Outcome] = {}
+    worker = threading.Thread(target=lambda: ended.update(outcome=run_capture(ctx, sid)), daemon=True)
+    worker.start()
+    wait_until(lambda: gauge._value.get() == 1, 60, "the count to meet the outage")  # noqa: SLF001
+    time.sleep(2)  # a few more tries while the database is still down
+    assert worker.is_alive(), f"the run gave up on its message during the outage: {ended}"
+    private_pg.start()
+    worker.join(300)
+    assert not worker.is_alive()
+    assert ended["outcome"] is Outcome.READY
+    after = view(ctx.repo, sid)
+    assert (after.status, after.runs) == ("ready", 1)  # counted once, after the outage
+    assert gauge._value.get() == 0  # noqa: SLF001
+    assert not waiting(ctx.redis, [sid])  # nothing was sent again meanwhile
 
 
 @pytest.mark.faults

@@ -6,6 +6,7 @@ import os
 import signal
 from pathlib import Path
 
+import httpx
 import psycopg
 from sqlalchemy.engine import make_url
 
@@ -23,6 +24,12 @@ def test_stack_restarts_a_killed_worker_and_stops_cleanly(database_url: str, red
     try:
         stack.start()
         assert running_stack_env(data_dir)["VERBATIM_API_URL"] == stack.api_url
+        # The sweep process alone serves the ops gauges, where `verbatim up` says (and stack.env too).
+        assert running_stack_env(data_dir)["VERBATIM_METRICS_URL"] == stack.metrics_url
+        assert "verbatim_sweep_last_tick_age_seconds" in httpx.get(stack.metrics_url, timeout=10).text
+        sweeper = next(c for c in stack.children if c.name == "sweeper")
+        assert sweeper.extra_env == {"VERBATIM_METRICS_PORT": str(stack.metrics_port)}
+        assert "VERBATIM_METRICS_PORT" not in stack.env()
         # Every child connects as the runtime role; only the migration used the administrator.
         assert make_url(running_stack_env(data_dir)["VERBATIM_DATABASE_URL"]).username == APP_ROLE
         dispose_all()  # the migration's pooled administrator connections, held by this process

@@ -16,6 +16,7 @@ from verbatim.api.errors import ApiError
 from verbatim.api.sessions import SessionOut, _out, _outs
 from verbatim.db.engine import db_session
 from verbatim.ops_runs import RunRow, RunState, list_runs
+from verbatim.states import DISPLAY_STATUSES
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -29,12 +30,13 @@ def admin_sessions(
     svc: ServicesDep,
     _: AdminDep,
     actor: ActorDep,
-    status: Annotated[str, Query(pattern="^(failed|blocked|queued|recognizing|checkpointed|publishing|ready|deleted)$")]
-    = "failed",
+    status: Annotated[str, Query(pattern=f"^({'|'.join(DISPLAY_STATUSES)})$")] = "failed",
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> AdminSessionPage:
     """Sessions in one status (default ``failed``), most recently updated first, every clinic — metadata
-    only (no client ids, no transcript text). Audited."""
+    only (no client ids, no transcript text). ``parked`` (shown as each item's ``display_status``) is
+    the capture run's state, not a stored status: live sessions waiting on the recognizer without a
+    worker; a stored live status lists the others. Audited."""
     rows = list_sessions(svc.repo.url, status, limit)
     with db_session(svc.repo.url) as db:
         audit.record(db, actor, "admin_sessions_listed", None, {"status": status, "count": len(rows)})

@@ -34,7 +34,7 @@ from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotes
 from verbatim.free_text import check_single_line
 from verbatim.polish.split import THERAPIST, UNASSIGNED, is_gap, unassigned_turns
 from verbatim.record import writer
-from verbatim.states import CAPTURE_SUBJECTS, SessionStatus
+from verbatim.states import CAPTURE_SUBJECTS, SessionStatus, display_status
 
 log = structlog.get_logger("verbatim.api")
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
@@ -132,6 +132,9 @@ class SessionOut(BaseModel):
     #: the capture run's state (``verbatim.durable.subjects``): running, parked, due, overdue, blocked,
     #: cancelled; None when no run is outstanding
     run_state: str | None = None
+    #: the status a list shows (``verbatim.states.display_status``): ``status``, or ``parked`` while the
+    #: capture run waits on the recognizer without a worker (derived, never stored)
+    display_status: str
 
 
 class SessionPage(BaseModel):
@@ -202,6 +205,7 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
             recorded_at=row.recorded_at, duration_s=row.audio_duration_s, created_at=row.created_at,
             updated_at=row.updated_at, transcript_delete_after=delete_after(row),
             transcript_expired_at=row.transcript_expired_at, run_state=phases.get(row.id),
+            display_status=display_status(row.status, phases.get(row.id)),
         )
         for row in rows
     ]

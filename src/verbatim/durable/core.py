@@ -40,6 +40,8 @@ log = structlog.get_logger("verbatim.run")
 INTERRUPTED = "interrupted"
 DEADLINE_EXCEEDED = "deadline_exceeded"
 SUBJECT_GONE = "subject_gone"  #: what the run works from was deleted (retention, a withdrawal)
+#: a run given back for our own outage is due again this many seconds after the refund lands (at once)
+OUTAGE_DUE_S = 0.0
 
 S = TypeVar("S")
 
@@ -157,7 +159,11 @@ class DurableRuns(Generic[S]):
         outcome = Outcome.SUPERSEDED
         try:
             # Counted before any checkpoint is read: a saved checkpoint never lifts the run limit.
-            ticket, seen = self._count(subject_id)
+            try:
+                ticket, seen = self._count_through_outage(subject_id, lease)
+            except LeaseLost:
+                outcome = Outcome.BUSY  # our database was down for longer than the lease; another run has it
+                return outcome
             if ticket is None:
                 outcome = Outcome.NOTHING
                 return outcome
@@ -199,6 +205,36 @@ class DurableRuns(Generic[S]):
         except Exception as exc:
             raise VerbatimError(f"could not count the run: {exc}") from exc
         return Ticket(subject_id, counted.run, counted.fence, counted.overdue, state), seen
+
+    def _count_through_outage(self, subject_id: uuid.UUID, lease: Lease) -> tuple[Ticket[S] | None, Seen | None]:
+        """``_count``, tried again with backoff while our own database is unreachable — this message kept,
+        the lease held (its heartbeat renews it) — for up to ``outage_refund_budget_s`` and until a drain.
+
+        A message dropped on a failed count leaves its subject to its next look (``claim_due`` pushed it
+        ``stall_s`` ahead): minutes after the outage ended. Kept, the run starts as soon as the database
+        answers, and the messages behind it stay in the queue instead of being dropped one by one; none
+        is sent twice. Raises VerbatimError (nothing counted) past the budget or for any other fault;
+        LeaseLost if the lease went meanwhile.
+        """
+        backoff = Backoff(f"worker:{self.kind.name}", base_s=0.25, max_s=max(0.25, self.limits.outage_backoff_max_s))
+        deadline = time.monotonic() + self.limits.outage_refund_budget_s
+        while True:
+            try:
+                counted = self._count(subject_id)
+            except VerbatimError as exc:
+                backend = backend_of(exc)
+                if backend is None:
+                    raise
+                wait = backoff.failed(backend, exc)
+                if time.monotonic() + wait > deadline or self.cancelled():
+                    raise
+                time.sleep(wait)
+                lease.check()
+                continue
+            if backoff.failures:
+                backoff.ok()
+                log.info("run_counted_after_outage", **{self.kind.log_key: str(subject_id)})
+            return counted
 
     def _bounded_steps(self, ticket: Ticket[S], lease: Lease) -> Outcome:
         try:
@@ -248,7 +284,11 @@ class DurableRuns(Generic[S]):
             return Outcome.FAULT
 
     def _refund_through_outage(self, ticket: Ticket[S], backend: str) -> bool:
-        """Give the run back (due ``retry_later_s`` later), trying with backoff while the database is down.
+        """Give the run back, due at once, trying with backoff while the database is down.
+
+        Due at once, not ``retry_later_s`` later (a vendor's pause): the refund landing means the
+        database answers again, so the sweep sends the subject within a tick — one message, since this
+        run's own was consumed (a broker still down: the sweep tries again each tick).
 
         Runs while this run still holds its lease (the heartbeat renews it through a database
         outage), so no newer run can be counted before the refund lands. Bounded by
@@ -259,7 +299,7 @@ class DurableRuns(Generic[S]):
         deadline = time.monotonic() + self.limits.outage_refund_budget_s
         while True:
             try:
-                refunded = self.store.refund(ticket.subject_id, ticket.fence, self.limits.retry_later_s)
+                refunded = self.store.refund(ticket.subject_id, ticket.fence, OUTAGE_DUE_S)
             except Exception as exc:  # noqa: BLE001 - retried below, within the budget
                 wait = backoff.failed(backend_of(exc) or backend, exc)
                 if time.monotonic() + wait > deadline or self.cancelled():

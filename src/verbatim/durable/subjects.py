@@ -72,6 +72,11 @@ class Subjects:
                 THEN 'overdue'
             ELSE 'due' END"""
 
+    def ids_in_phase_sql(self, phase: RunPhase) -> str:
+        """``SELECT id`` of the subjects whose run is in ``phase`` (for a list filtered by run state)."""
+        return (f"SELECT s.id FROM {self.table} s LEFT JOIN durable_runs r ON r.kind = '{self.kind}' "
+                f"AND r.subject_id = s.id WHERE ({self.phase_sql()}) = '{RunPhase(phase).value}'")
+
     def phases(self, db: OrmSession, ids: list[uuid.UUID]) -> dict[uuid.UUID, RunPhase | None]:
         """Each subject's run state (subjects that do not exist are absent), in one query."""
         if not ids:

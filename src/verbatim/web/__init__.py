@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from verbatim.api.errors import ApiError
 from verbatim.config import Settings
 from verbatim.errors import IllegalTransition, NotFound
-from verbatim.web import clinic, notes_page, recorder, segment_edit, session_list, session_page, sign_in
+from verbatim.web import clinic, notes_page, ops, recorder, segment_edit, session_list, session_page, sign_in
 from verbatim.web.pages import PageError, SignInRequired, render, sign_in_redirect
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
@@ -71,7 +71,7 @@ def _html_for_pages(fallback: Handler | None) -> Handler:
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the pages, their static files, their error pages and the offline ``/docs`` to ``app``."""
     for router in (sign_in.router, session_list.router, session_page.router, segment_edit.router, notes_page.router,
-                   clinic.router, recorder.router):
+                   clinic.router, ops.router, recorder.router):
         app.include_router(router)
     app.mount("/app/static", StaticFiles(directory=STATIC), name="app-static")
     for exc_class in (SignInRequired, PageError, NotFound, ApiError, IllegalTransition, RequestValidationError,

@@ -69,7 +69,19 @@ def page_session(request: Request, svc: ServicesDep) -> PageSession:
         raise SignInRequired(request.url.path + (f"?{request.url.query}" if request.url.query else ""),
                              expired=bool(cookie))
     request.state.page_session = found
+    if found.principal.scope == "admin" and not _ops_may_open(request.url.path):
+        # An operations token sees runs, never a clinic's sessions or its audit log.
+        raise PageError(403, "An operations (admin-scope) token opens the runs page only: go to /app/ops.")
     return found
+
+
+#: the pages an operations (admin-scope) page session may open: the runs page, home, sign-out
+OPS_PATHS = ("/app/ops",)
+
+
+def _ops_may_open(path: str) -> bool:
+    return path.rstrip("/") in ("/app", "/app/sign-out") or any(
+        path == p or path.startswith(p + "/") for p in OPS_PATHS)
 
 
 PageDep = Annotated[PageSession, Depends(page_session)]

@@ -122,9 +122,12 @@ def filters(status: str, since: str, until: str) -> tuple[SessionStatus | None, 
     return chosen, days[0], days[1]
 
 
+HOMES = {"therapist": "/app/sessions", "clinic_admin": "/app/clinic", "admin": "/app/ops"}
+
+
 @router.get("")
 def home(page: PageDep) -> Response:
-    return RedirectResponse("/app/sessions" if page.principal.scope == "therapist" else "/app/clinic", 303)
+    return RedirectResponse(HOMES.get(page.principal.scope, "/app/clinic"), 303)
 
 
 @router.get("/sessions", response_class=HTMLResponse)

@@ -1,5 +1,8 @@
 """Sign-in (a token, or a one-time link), sign-out.
 
+A therapist lands on their sessions, a clinic admin on the clinic's list, an operations (``admin``
+scope) token on the runs page — the one page it opens (``verbatim.web.pages.page_session``).
+
 The sign-in forms come before any page session, so their CSRF token is a double-submit one:
 a random value in a Strict, HttpOnly ``verbatim_pre_csrf`` cookie that the form must repeat.
 A one-time link (``verbatim token create --link``) opens ``GET /app/sign-in/link?code=…``: a
@@ -31,7 +34,7 @@ from verbatim.api.guessing import too_many
 from verbatim.auth import resolve
 from verbatim.db.engine import db_session
 from verbatim.web import store
-from verbatim.web.pages import CsrfDep, PageError, page_actor, render, safe_next
+from verbatim.web.pages import OPS_PATHS, CsrfDep, PageError, page_actor, render, safe_next
 
 router = APIRouter(prefix="/app", include_in_schema=False)
 PRE_CSRF = "verbatim_pre_csrf"
@@ -64,9 +67,12 @@ def _signed_in(request: Request, svc: ServicesDep, token_id: uuid.UUID, next_pat
     cookie, page = started
     with db_session(svc.repo.url) as db:
         audit.record(db, page_actor(request, page), "signed_in", None, {"via": "web"})
-    # A clinic admin has no sessions of their own: their home is the clinic's list.
+    # A clinic admin has no sessions of their own: their home is the clinic's list; an operations
+    # token's is the runs page (the only one it opens).
     target = next_path
-    if page.principal.scope != "therapist" and not next_path.startswith(("/app/clinic", "/app/audit")):
+    if page.principal.scope == "admin":
+        target = next_path if next_path.startswith(OPS_PATHS) else OPS_PATHS[0]
+    elif page.principal.scope != "therapist" and not next_path.startswith(("/app/clinic", "/app/audit")):
         target = "/app/clinic"
     response = RedirectResponse(target, 303, headers={"cache-control": "no-store"})
     response.set_cookie(store.COOKIE, cookie, httponly=True, secure=_secure(request), samesite="strict", path="/")
@@ -112,10 +118,8 @@ def sign_in(request: Request, svc: ServicesDep, token: Annotated[str, Form(max_l
     who = resolve(svc.repo.url, token.strip())
     if who is None:
         _failed(request, svc, "sign_in")
-    if who is None or who.scope == "admin":
-        message = ("Operations tokens (admin scope) do not open the clinicians' pages." if who is not None
-                   else "That token is unknown, expired or revoked.")
-        return _with_pre_csrf(request, "sign_in.html", 401, next=safe_next(next), error=message)
+        return _with_pre_csrf(request, "sign_in.html", 401, next=safe_next(next),
+                              error="That token is unknown, expired or revoked.")
     return _signed_in(request, svc, who.token_id, safe_next(next))
 
 

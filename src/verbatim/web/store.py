@@ -41,17 +41,18 @@ WHERE w.id_hash = :h AND w.revoked_at IS NULL AND w.last_seen_at > now() - make_
 RETURNING t.id, t.scope, t.therapist_id, t.clinic_id, w.csrf_token
 """)
 
-#: A token that may open the pages: live, and a clinician's (the ``admin`` scope is for operations).
+#: A token that may open the pages: live, a clinician's, or an operations (``admin``) token — which
+#: opens the runs page alone (``verbatim.web.pages.page_session`` confines it).
 _LIVE_TOKEN = text("""
 SELECT id, scope, therapist_id, clinic_id FROM api_tokens
 WHERE id = :id AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-  AND scope IN ('therapist', 'clinic_admin')
+  AND scope IN ('therapist', 'clinic_admin', 'admin')
 """)
 
 
 def start(database_url: str, token_id: uuid.UUID) -> tuple[str, PageSession] | None:
-    """Open a page session for a live therapist or clinic-admin token: (cookie value, session); None
-    if the token is not live or is an operations (``admin``) token."""
+    """Open a page session for a live therapist, clinic-admin or operations token: (cookie value,
+    session); None if the token is not live."""
     cookie = secrets.token_urlsafe(32)
     csrf = secrets.token_urlsafe(32)
     with db_session(database_url) as db:
