@@ -183,16 +183,17 @@ class LockedUpload:
         self.info = info
 
     def finish_with_what_arrived(self) -> int:
-        """Declare a deferred upload's length as the bytes it holds (durably); returns that length.
+        """Declare a deferred upload's length as the bytes it holds (durably); returns the bytes held.
 
-        The upload is then complete: a recording that stopped arriving is finalized from what
-        arrived, never deleted because its end did not. A declared upload is left as it is.
+        The upload is then complete (a declared one keeps its length): a recording that stopped
+        arriving is finalized from what arrived, never deleted because its end did not. Its expiry
+        moves to at least ``expiry_s`` from now, so that it can still be claimed.
         """
         self.sync()
-        if self.info.length is None:
-            # Finished now: it may be claimed for another expiry period (an app that finishes it itself).
-            info = replace(self.info, length=self.offset,
-                           expires_at=max(self.info.expires_at, time.time() + self.store.expiry_s))
+        # Finished now: it may be claimed for another expiry period (by the finisher, or an app itself).
+        info = replace(self.info, length=self.offset if self.info.length is None else self.info.length,
+                       expires_at=max(self.info.expires_at, time.time() + self.store.expiry_s))
+        if info != self.info:
             self.store.write_info(info)
             self.info = info
         return self.offset
