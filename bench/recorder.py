@@ -341,7 +341,8 @@ def main() -> None:
     api: ApiProcess | None = None
     try:
         with database(scratch) as db_url, sync_playwright() as pw:
-            settings = load_settings(database_url=db_url, redis_url=redis_server.url, data_dir=scratch / "data",
+            settings = load_settings(mode="development", database_url=db_url, redis_url=redis_server.url,
+                                     data_dir=scratch / "data",
                                      log_level="WARNING")
             token = create_token(db_url, therapist="Bench Therapist", clinic="Bench Clinic")
             api = ApiProcess(settings, scratch / "api.log")
