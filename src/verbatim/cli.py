@@ -280,7 +280,9 @@ def sweeper() -> None:
 
         REGISTRY.register(OpsCollector(ctx.repo.url, ctx.redis))
         start_http_server(ctx.settings.metrics_port)
-    run_forever(ctx, stop)
+    from verbatim.api.recordings import finish_stalled
+
+    run_forever(ctx, stop, finish_stalled)
 
 
 @app.command()

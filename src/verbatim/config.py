@@ -120,6 +120,10 @@ class Settings(BaseSettings):
     tus_expiry_s: float = Field(
         86400.0, gt=0, description="An unfinished resumable (tus) upload expires this long after creation (24 h)"
     )
+    recording_stall_s: float = Field(
+        7200.0, gt=0, description="A deferred-length upload (a phone recording) that receives no byte for this long "
+        "is finished with what arrived and processed as a partial recording (2 h)"
+    )
 
     # --- recognizer (Speechmatics batch API or the local asr-server) ----------------------
     recognizer_url: str = Field(

@@ -49,6 +49,10 @@ from verbatim.storage import fsync_dir, private_dir
 SEGMENT_BYTES = 8 * 1024 * 1024
 """A long PATCH closes a segment every this many bytes: a killed process loses at most this much."""
 
+SESSION_METADATA_KEY = "session"
+"""``Upload-Metadata`` key of the session's metadata (JSON: consent, client ids), sent at creation by a
+recorder so that a recording that stops arriving can still become a session."""
+
 UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
 """What an upload id looks like (``secrets.token_hex(16)``); anything else is unknown."""
 
@@ -74,6 +78,13 @@ class UploadInfo:
     def deferred(self) -> bool:
         """Whether the total length is still unknown (a recording still being made)."""
         return self.length is None
+
+    @property
+    def finished_when_stalled(self) -> bool:
+        """Whether this upload, holding bytes, is finished with what arrived rather than deleted when it
+        stops arriving: a deferred length (a phone still recording), or a recorder's part (its
+        ``Upload-Metadata`` carries the session's metadata under ``session``)."""
+        return self.deferred or SESSION_METADATA_KEY in self.metadata
 
     def expired(self, now: float | None = None) -> bool:
         """Whether the upload is past its expiry time (``now`` defaults to the current time)."""
@@ -170,6 +181,22 @@ class LockedUpload:
         info = replace(self.info, length=length)
         self.store.write_info(info)
         self.info = info
+
+    def finish_with_what_arrived(self) -> int:
+        """Declare a deferred upload's length as the bytes it holds (durably); returns the bytes held.
+
+        The upload is then complete (a declared one keeps its length): a recording that stopped
+        arriving is finalized from what arrived, never deleted because its end did not. Its expiry
+        moves to at least ``expiry_s`` from now, so that it can still be claimed.
+        """
+        self.sync()
+        # Finished now: it may be claimed for another expiry period (by the finisher, or an app itself).
+        info = replace(self.info, length=self.offset if self.info.length is None else self.info.length,
+                       expires_at=max(self.info.expires_at, time.time() + self.store.expiry_s))
+        if info != self.info:
+            self.store.write_info(info)
+            self.info = info
+        return self.offset
 
     def move_to(self, target: Path) -> None:
         """fsync, then rename the data file to ``target`` (same volume) and drop the info file.
@@ -284,6 +311,32 @@ class ResumableUploads:
         except OSError:
             return 0
 
+    def of(self, owner: uuid.UUID) -> list[UploadInfo]:
+        """Every upload of ``owner`` still held (expired ones too, until the sweep removes them), oldest first."""
+        found = [info for info in (self.info(p.stem) for p in self.folder.glob("*.json"))
+                 if info is not None and info.owner == owner]
+        return sorted(found, key=lambda i: i.created_at)
+
+    def last_byte_at(self, upload_id: str) -> float:
+        """When the upload last received a byte (Unix seconds: its data file's mtime; 0 when gone)."""
+        return _mtime(self.data_path(upload_id))
+
+    def stalled(self, stall_s: float, now: float | None = None) -> list[UploadInfo]:
+        """Uploads `finished_when_stalled` holding bytes that received none for ``stall_s`` seconds, or expired.
+
+        These are recordings that stopped arriving (a phone that died, a browser never reopened):
+        the caller finishes them with what arrived. Oldest first by creation.
+        """
+        now = time.time() if now is None else now
+        found = []
+        for path in self.folder.glob("*.json"):
+            info = self.info(path.stem)
+            if info is None or not info.finished_when_stalled or self.received(info.id) == 0:
+                continue
+            if self.last_byte_at(info.id) <= now - stall_s or info.expired(now):
+                found.append(info)
+        return sorted(found, key=lambda i: i.created_at)
+
     def info(self, upload_id: str) -> UploadInfo | None:
         """The upload's info, or None when the id is malformed, unknown or its info unreadable."""
         if not UPLOAD_ID.fullmatch(upload_id):
@@ -299,8 +352,10 @@ class ResumableUploads:
         except (OSError, ValueError, KeyError, TypeError, SealedDataError):
             return None
 
-    def lock(self, upload_id: str, owner: uuid.UUID) -> LockedUpload:
+    def lock(self, upload_id: str, owner: uuid.UUID, *, expired_ok: bool = False) -> LockedUpload:
         """Take the upload's lock without waiting; returns the LockedUpload.
+
+        ``expired_ok``: lock an expired upload too (to finish a recording that stopped arriving).
 
         Raises NotFound (unknown id, or another therapist's upload — the two are not told
         apart), UploadBusy (another request holds the lock), UploadExpired (past its expiry:
@@ -334,7 +389,11 @@ class ResumableUploads:
             locked.close()
         else:
             raise UploadBusy(f"upload {upload_id} is being re-sealed; try again")
-        if info.expired():
+        if info.expired() and not expired_ok:
+            if info.finished_when_stalled and locked.offset > 0:
+                # A recording that stopped arriving: finished with what arrived, never deleted.
+                locked.close()
+                raise UploadExpired(f"upload {upload_id} expired; what arrived is finished as a partial recording")
             locked.discard()
             locked.close()
             raise UploadExpired(f"upload {upload_id} expired; start a new one")
@@ -345,7 +404,10 @@ class ResumableUploads:
 
         Expired: past the info's expiry time. Debris (files whose info is missing or
         unreadable, left by a crash mid-create or mid-finalize) goes once every file of it is
-        older than ``expiry_s``. An upload whose lock is held is left for the next sweep.
+        older than ``expiry_s``. An upload whose lock is held is left for the next sweep. A
+        deferred-length upload (or a recorder's part) that holds bytes is never deleted here
+        (write before delete): it is a recording that stopped arriving, which `stalled` hands on
+        to be finished.
         """
         now = time.time() if now is None else now
         groups: dict[str, list[Path]] = defaultdict(list)
@@ -357,7 +419,7 @@ class ResumableUploads:
             info = self.info(stem)
             stale = all(_mtime(p) < now - self.expiry_s for p in paths)
             expired = info.expired(now) if info is not None else stale
-            if not expired:
+            if not expired or (info is not None and info.finished_when_stalled and self.received(stem) > 0):
                 continue
             with self._try_flock(self.data_path(stem)) as free:
                 if not free:

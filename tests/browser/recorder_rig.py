@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 import wave
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,33 @@ def wait_for(predicate: Any, timeout_ms: int, what: str) -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
+
+
+def start_recording(page: Page, client: str = "client-a") -> None:
+    page.get_by_label("Client ids (comma-separated)").fill(client)
+    page.get_by_label("I attest that every client consented to this recording.").check()
+    page.get_by_role("button", name="Start recording").click()
+    page.locator("#recorder[data-state=recording]").wait_for()
+
+
+def recorded_s(page: Page) -> float:
+    minutes, seconds = page.locator("#rec-elapsed").inner_text().split(":")
+    return int(minutes) * 60 + int(seconds)
+
+
+def saved_chunks(page: Page) -> int:
+    value: int = page.evaluate("() => Number(document.getElementById('rec-saved').textContent.split(':')"
+                               ".reduce((m, s) => m * 60 + Number(s), 0))")
+    return value
+
+
+def wait_recorded(page: Page, seconds: float) -> None:
+    """Until the page has saved ``seconds`` of audio on the device (the machine may be slow: its clock, not ours)."""
+    page.wait_for_function(f"() => Number(document.getElementById('rec-saved').textContent.split(':')"
+                           f".reduce((m, s) => m * 60 + Number(s), 0)) >= {seconds}", timeout=scaled_ms(120_000))
+
+
+def finish_and_open_session(page: Page) -> uuid.UUID:
+    page.get_by_role("button", name="Stop and finish").click()
+    page.wait_for_url("**/app/sessions/*", timeout=scaled_ms(120_000))
+    return uuid.UUID(page.url.rsplit("/", 1)[1])

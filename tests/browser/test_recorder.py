@@ -9,16 +9,26 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser
 
 from tests.browser.conftest import Web, axe_violations, scaled_ms
-from tests.browser.recorder_rig import ApiProcess, Phone, device_storage, sign_in, wav_from
+from tests.browser.recorder_rig import (  # noqa: F401 - the other recorder tests import these from here
+    ApiProcess,
+    Phone,
+    device_storage,
+    finish_and_open_session,
+    recorded_s,
+    saved_chunks,
+    sign_in,
+    start_recording,
+    wait_recorded,
+    wav_from,
+)
 from tests.factories import token_for
 from verbatim.config import Settings
 from verbatim.db.repo import Repo
@@ -48,36 +58,6 @@ def phone(browser: Browser, tmp_path: Path) -> Iterator[Phone]:
 @pytest.fixture
 def alice(settings: Settings) -> str:
     return token_for(settings, "Alice", "North Clinic")
-
-
-def start_recording(page: Page, client: str = "client-a") -> None:
-    page.get_by_label("Client ids (comma-separated)").fill(client)
-    page.get_by_label("I attest that every client consented to this recording.").check()
-    page.get_by_role("button", name="Start recording").click()
-    page.locator("#recorder[data-state=recording]").wait_for()
-
-
-def recorded_s(page: Page) -> float:
-    minutes, seconds = page.locator("#rec-elapsed").inner_text().split(":")
-    return int(minutes) * 60 + int(seconds)
-
-
-def saved_chunks(page: Page) -> int:
-    value: int = page.evaluate("() => Number(document.getElementById('rec-saved').textContent.split(':')"
-                               ".reduce((m, s) => m * 60 + Number(s), 0))")
-    return value
-
-
-def wait_recorded(page: Page, seconds: float) -> None:
-    """Until the page has saved ``seconds`` of audio on the device (the machine may be slow: its clock, not ours)."""
-    page.wait_for_function(f"() => Number(document.getElementById('rec-saved').textContent.split(':')"
-                           f".reduce((m, s) => m * 60 + Number(s), 0)) >= {seconds}", timeout=scaled_ms(120_000))
-
-
-def finish_and_open_session(page: Page) -> uuid.UUID:
-    page.get_by_role("button", name="Stop and finish").click()
-    page.wait_for_url("**/app/sessions/*", timeout=scaled_ms(120_000))
-    return uuid.UUID(page.url.rsplit("/", 1)[1])
 
 
 def test_record_pause_resume_and_finish_leaves_nothing_on_the_device(

@@ -50,7 +50,7 @@ def test_two_migrators_at_once(empty_db: str) -> None:
     outputs = [p.communicate(timeout=120)[0].decode() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     with engine(empty_db).connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0012"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0013"
 
 
 def test_migrate_needs_only_the_administrators_database_url(empty_db: str, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ from verbatim.api.deps import Services
 from verbatim.api.early_close import CloseOnUnreadBody
 from verbatim.api.guessing import Guessing
 from verbatim.api.notes import router as notes_router
+from verbatim.api.recordings import router as recordings_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.segments import router as segments_router
@@ -91,6 +92,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(sessions_router)
     app.include_router(reliability_router)
     app.include_router(tus_router)
+    app.include_router(recordings_router)
     app.include_router(admin_router)
     app.include_router(audit_router)
     app.include_router(break_glass_router)

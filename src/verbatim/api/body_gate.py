@@ -68,6 +68,8 @@ PAGE_API_ROUTES: list[tuple[str, re.Pattern[str]]] = [
     ("PATCH", re.compile(r"^/v1/uploads/[^/]+/?$")),
     ("DELETE", re.compile(r"^/v1/uploads/[^/]+/?$")),
     ("POST", re.compile(r"^/v1/sessions/?$")),
+    ("GET", re.compile(r"^/v1/uploads/?$")),  # the recorder lists recordings that stopped arriving
+    ("POST", re.compile(r"^/v1/uploads/[^/]+/finish/?$")),  # … and finishes one with what arrived
 ]
 #: Pages that take a form from a browser not signed in yet.
 SIGN_IN_PATHS = frozenset({"/app/sign-in", "/app/sign-in/link"})

@@ -113,6 +113,19 @@ class SessionMetadata(BaseModel):
         return value
 
 
+class PartialRecording(BaseModel):
+    """A session made from a recording that stopped arriving: what arrived, finished without its end.
+
+    ``reason``: ``stalled`` (no byte for ``recording_stall_s``) or ``finished`` (the therapist
+    chose "finish with what arrived"); ``held_s``: seconds of audio the session holds (the
+    recording ends there); ``last_byte_at``: when its last byte reached the server.
+    """
+
+    reason: Literal["stalled", "finished"]
+    held_s: float
+    last_byte_at: datetime
+
+
 class SessionOut(BaseModel):
     id: uuid.UUID
     status: str
@@ -135,6 +148,8 @@ class SessionOut(BaseModel):
     #: the status a list shows (``verbatim.states.display_status``): ``status``, or ``parked`` while the
     #: capture run waits on the recognizer without a worker (derived, never stored)
     display_status: str
+    #: set when the recording stopped arriving and the session holds only what arrived
+    partial_recording: PartialRecording | None = None
 
 
 class SessionPage(BaseModel):
@@ -206,6 +221,8 @@ def _outs(svc: Services, rows: list[Session], *, redact: bool = False) -> list[S
             updated_at=row.updated_at, transcript_delete_after=delete_after(row),
             transcript_expired_at=row.transcript_expired_at, run_state=phases.get(row.id),
             display_status=display_status(row.status, phases.get(row.id)),
+            partial_recording=(PartialRecording.model_validate(row.partial_recording)
+                               if row.partial_recording else None),
         )
         for row in rows
     ]
@@ -416,13 +433,16 @@ async def _read_small_body(request: Request) -> bytes:
     return bytes(body)
 
 
-def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempotency_key: str | None,
-                        sent_digest: str | None) -> tuple[SessionOut, bool]:
+def _create_from_upload(svc: Services, actor: Actor, upload: Upload, idempotency_key: str | None,
+                        sent_digest: str | None, partial: dict[str, Any] | None = None) -> tuple[SessionOut, bool]:
     """Check, commit and enqueue a received Upload; returns (session, created).
 
     ``created`` is False for an idempotent retry (the existing session is returned and this
     copy of the audio deleted). Whatever is refused, ``upload.audio`` is deleted first.
-    The session row commits with its audit row.
+    The session row commits with its audit row (a ``system`` actor — the sweep finishing a
+    recording that stopped arriving — is audited as Verbatim's own act). ``partial``: the
+    ``reason`` and ``last_byte_at`` of a recording finished with what arrived
+    (`verbatim.api.recordings`); ``held_s`` is added from the probed duration.
     """
     who = actor.principal
     assert who.therapist_id is not None
@@ -466,6 +486,7 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
         consent=meta.consent.model_dump(mode="json"), idempotency_key=idempotency_key, audio_path=str(final),
         audio_sha256=upload.sha256, audio_bytes=upload.size, audio_duration_s=info.duration_s,
         audio_format=info.container,
+        partial_recording=None if partial is None else {**partial, "held_s": round(info.duration_s, 1)},
     )
     try:
         with db_session(svc.repo.url) as db:
@@ -474,7 +495,10 @@ def _create_from_upload(svc: ServicesDep, actor: Actor, upload: Upload, idempote
             # Due after the stall window: if the message sent below is lost (Redis flushed or
             # down), the sweep process sends it again then.
             svc.repo.runs.ensure(db, session_id, settings.session_deadline_s, settings.stall_s)
-            audit.record(db, actor, "session_created", session_id)
+            if who.scope == "system":
+                audit.record_system(db, "session_created", session_id, who.clinic_id, {"partial": True})
+            else:
+                audit.record(db, actor, "session_created", session_id)
     except Exception:
         # A failed COMMIT may still have committed (the connection dropped after the server
         # applied it): the file may only go once we know that no row owns it.

@@ -227,7 +227,8 @@ async def _acquire(store: ResumableUploads, upload_id: str, who: Principal) -> L
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
-            if who.scope != "therapist" or who.therapist_id is None:
+            # "system": the sweep finishing a recording that stopped arriving (`verbatim.api.recordings`).
+            if who.scope not in ("therapist", "system") or who.therapist_id is None:
                 raise NotFound(f"no upload {upload_id[:64]}")
             return store.lock(upload_id, who.therapist_id)
         except NotFound as exc:

@@ -152,6 +152,9 @@ class Session(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # when the retention sweep deleted the transcript (its clinic's retention had passed)
     transcript_expired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # a recording that stopped arriving, finished with what arrived (``verbatim.api.recordings``):
+    # {"reason": "stalled" | "finished", "held_s", "last_byte_at"}; None for a whole recording
+    partial_recording: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
 
 class Transcript(Base):

@@ -24,7 +24,11 @@ never run the same one twice in a period:
 (d) stranded vendor jobs: ours (tagged), older than ``vendor_job_max_age_s``, referenced by
     no live session → deleted; a live session still pointing at one is reported, not stripped.
 (e) orphan audio: recordings (and partial uploads) with no live session, unchanged for
-    ``orphan_audio_grace_s`` → deleted; resumable (tus) uploads past ``tus_expiry_s`` → deleted.
+    ``orphan_audio_grace_s`` → deleted; recordings that stopped arriving (a deferred-length
+    upload, or a recorder's part, holding bytes, with none for ``recording_stall_s``) → finished
+    with what arrived as a partial-recording session (``finish_stalled``, given by the sweeper
+    command: ``verbatim.api.recordings.finish_stalled``) — never deleted; other resumable (tus)
+    uploads past ``tus_expiry_s`` → deleted.
 (f) the analysis re-emit (``verbatim.reliability.sweep``).
 (g) retention: transcripts past their clinic's retention window (``verbatim.pipeline.retention``).
 (h) note retention: signed notes past their own retention (``verbatim.notes.retention``).
@@ -70,6 +74,10 @@ ACTIVE_VALUES = frozenset(s.value for s in ACTIVE)
 DUE_BATCH = 200
 
 
+FinishStalled = Callable[[ProcessContext], int]
+"""Finishes the recordings that stopped arriving; returns how many (``verbatim.api.recordings.finish_stalled``)."""
+
+
 @dataclass
 class SweepReport:
     """What one tick did (counts and ids, for logs and tests). ``steps``: step name → done / not_due / error."""
@@ -83,20 +91,27 @@ class SweepReport:
     vendor_reported: list[str] = field(default_factory=list)
     audio_deleted: int = 0
     uploads_expired: int = 0
+    recordings_finished: int = 0  #: recordings that stopped arriving, finished with what arrived
     analysis_reemitted: int = 0
     transcripts_expired: int = 0
     still_queued: int = 0  #: due subjects whose queue message is still waiting (not sent again)
     steps: dict[str, str] = field(default_factory=dict)
     outage: tuple[str, BaseException] | None = None  #: the first backend a step could not reach, and why
+    finish_stalled: FinishStalled | None = field(default=None, repr=False)  #: step (e)'s finisher, if any
 
     @property
     def errors(self) -> list[str]:
         return [name for name, result in self.steps.items() if result == "error"]
 
 
-def tick(ctx: ProcessContext) -> SweepReport:
-    """One pass of every step; each one isolated. Periodic steps run only when their period is due."""
+def tick(ctx: ProcessContext, finish_stalled: FinishStalled | None = None) -> SweepReport:
+    """One pass of every step; each one isolated. Periodic steps run only when their period is due.
+
+    ``finish_stalled``: step (e)'s finisher of recordings that stopped arriving (the sweeper
+    command passes the API's; without one, such uploads are kept, never deleted).
+    """
     report = SweepReport()
+    report.finish_stalled = finish_stalled
     _step(report, "stalled", lambda: mark_stalled_due(ctx, report))
     _step(report, "parked", lambda: report.requeued.extend(poll_parked(ctx).queued))
     _step(report, "due_runs", lambda: requeue_due(ctx, report))
@@ -109,12 +124,13 @@ def tick(ctx: ProcessContext) -> SweepReport:
         _step(report, name, lambda name=name, fn=fn: _periodic(ctx, report, name, fn))  # type: ignore[misc]
     if (report.requeued or report.stalled or report.outbox_done or report.outbox_failed or report.vendor_deleted
             or report.vendor_reported or report.audio_deleted or report.uploads_expired or report.errors
-            or report.transcripts_expired):
+            or report.transcripts_expired or report.recordings_finished):
         log.info(
             "sweep_done", requeued=len(report.requeued), rechecks=report.rechecks, stalled=len(report.stalled),
             outbox_done=report.outbox_done, outbox_failed=report.outbox_failed,
             vendor_deleted=len(report.vendor_deleted), vendor_reported=len(report.vendor_reported),
-            audio_deleted=report.audio_deleted, uploads_expired=report.uploads_expired, errors=report.errors,
+            audio_deleted=report.audio_deleted, uploads_expired=report.uploads_expired,
+            recordings_finished=report.recordings_finished, errors=report.errors,
         )
     return report
 
@@ -164,8 +180,9 @@ def _mark_tick(ctx: ProcessContext) -> None:
         log.warning("sweep_mark_failed", error=type(exc).__name__)
 
 
-def run_forever(ctx: ProcessContext, stop: threading.Event) -> None:
-    """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM).
+def run_forever(ctx: ProcessContext, stop: threading.Event, finish_stalled: FinishStalled | None = None) -> None:
+    """The sweep process's loop: a tick every ``sweep_tick_s`` until ``stop`` is set (SIGTERM);
+    ``finish_stalled`` as for `tick`.
 
     A tick that ends after the next one was due logs ``sweep_late`` (how late, in seconds).
     """
@@ -175,7 +192,7 @@ def run_forever(ctx: ProcessContext, stop: threading.Event) -> None:
     next_at = time.monotonic()
     while not stop.is_set():
         try:
-            report = tick(ctx)
+            report = tick(ctx, finish_stalled)
             _mark_tick(ctx)
         except Exception as exc:  # noqa: BLE001 - no fault ends the sweep process; the next tick tries again
             log.error("sweep_tick_failed", error=f"{type(exc).__name__}: {exc}"[:300])
@@ -392,5 +409,8 @@ def delete_orphan_audio(ctx: ProcessContext, report: SweepReport) -> None:
             continue
         if volume.delete_stale(path, grace):
             report.audio_deleted += 1
+    if report.finish_stalled is not None:
+        # Before the expiry sweep (which never deletes these anyway): write before delete.
+        report.recordings_finished += report.finish_stalled(ctx)
     uploads = ResumableUploads(ctx.settings.tus_dir, ctx.settings.tus_expiry_s, ctx.volume.ring)
     report.uploads_expired += uploads.delete_expired()

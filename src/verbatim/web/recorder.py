@@ -13,17 +13,19 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from verbatim.api.deps import ServicesDep
 from verbatim.web.pages import STATIC_DIR, PageDep, render
+from verbatim.web.words import duration
 
 router = APIRouter(prefix="/app", include_in_schema=False)
 
 
 @router.get("/record", response_class=HTMLResponse)
-def record_page(request: Request, page: PageDep) -> Response:
+def record_page(request: Request, page: PageDep, svc: ServicesDep) -> Response:
     """The recorder (therapists only; a clinic admin is sent to the clinic page)."""
     if page.principal.scope != "therapist":
         return RedirectResponse("/app/clinic", 303)
-    return render(request, "record.html")
+    return render(request, "record.html", stall=duration(svc.settings.recording_stall_s))
 
 
 @router.get("/record/csrf")

@@ -267,6 +267,12 @@
 
   function setOnline(value) { if (online !== value) { online = value; render(); } }
 
+  function b64text(text) {
+    let s = "";
+    new TextEncoder().encode(text).forEach((b) => { s += String.fromCharCode(b); });
+    return btoa(s);
+  }
+
   async function b64sha256(bytes) {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
     let s = "";
@@ -277,8 +283,12 @@
   async function ensureUpload(part) {
     const p = rec.parts[part];
     if (p.uploadUrl) return;
+    // The session's metadata travels with every part: if the recording stops arriving (the phone
+    // dies, the browser is never reopened), the server still makes it a session from what arrived.
+    const meta = ["filetype " + b64text(p.mime || "audio/webm"), "recording " + b64text(rec.id),
+                  "part " + b64text(String(part)), "session " + b64text(JSON.stringify(rec.meta))].join(",");
     const answer = await send("/v1/uploads", { method: "POST", headers: tusHeaders({ "Upload-Defer-Length": "1",
-      "Upload-Metadata": "filetype " + btoa(p.mime || "audio/webm") }) });
+      "Upload-Metadata": meta }) });
     if (answer.status !== 201) throw new Refused(answer);
     p.uploadUrl = answer.headers.get("Location");
     await putRecording(rec);
@@ -308,6 +318,7 @@
 
   async function sendPart(part) {
     const p = rec.parts[part];
+    if (rec.finishedElsewhere) return;  // the server finished it with what arrived: only the session is left
     for (;;) {
       const chunks = (await chunksOf(rec.id, part)).filter((c) => c.start + c.size > p.offset);
       if (!chunks.length) {
@@ -372,6 +383,16 @@
               say("Sign in again (the link opens another tab) to send the recording. Recording goes on; nothing is lost.");
             }
             await new Promise((r) => setTimeout(r, 2000));
+            continue;
+          }
+          if (e instanceof Refused && (e.status === 404 || e.status === 410) && !rec.finishedElsewhere) {
+            // The server no longer holds the upload: the recording was finished with what arrived
+            // (the therapist chose so on another device, or it stopped arriving for hours). The
+            // session, if there is one, answers the same Idempotency-Key.
+            rec.finishedElsewhere = true;
+            rec.parts.forEach((p) => { p.closed = true; p.declared = true; });
+            rec.state = "finishing";
+            await putRecording(rec);
             continue;
           }
           if (e instanceof Refused && e.status < 500 && e.status !== 408 && e.status !== 429) {
@@ -466,6 +487,56 @@
     pump();
   }
 
+  // --- recordings the server holds that stopped arriving (from a phone that died) ------------------
+  async function listStopped() {
+    let uploads;
+    try {
+      const answer = await fetch("/v1/uploads", { credentials: "same-origin", cache: "no-store",
+                                                   headers: { "X-CSRF-Token": csrf } });
+      if (answer.status !== 200) return;
+      uploads = await answer.json();
+    } catch (e) { return; }
+    const here = new Set((await allRecordings()).map((r) => r.id));
+    const byRecording = new Map();
+    uploads.filter((u) => u.finishable && u.recording && !here.has(u.recording)).forEach((u) => {
+      const seen = byRecording.get(u.recording) || { first: u, bytes: 0, last: u.last_byte_at };
+      seen.bytes += u.received_bytes;
+      if (u.last_byte_at > seen.last) seen.last = u.last_byte_at;
+      byRecording.set(u.recording, seen);
+    });
+    const list = $("rec-stopped-list");
+    list.replaceChildren();
+    byRecording.forEach((seen, recording) => {
+      if (!seen.bytes) return;
+      const item = document.createElement("li");
+      item.dataset.recording = recording;
+      const text = document.createElement("span");
+      text.textContent = "Started " + new Date(seen.first.created_at).toLocaleTimeString() + "; its last audio reached " +
+        "the server at " + new Date(seen.last).toLocaleTimeString() + ". ";
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = "Finish with what arrived";
+      button.addEventListener("click", () => finishStopped(seen.first.upload_id, button));
+      item.append(text, button);
+      list.append(item);
+    });
+    $("rec-stopped").hidden = !list.children.length;
+  }
+
+  async function finishStopped(uploadId, button) {
+    button.disabled = true;
+    try {
+      const answer = await fetch("/v1/uploads/" + uploadId + "/finish", {
+        method: "POST", credentials: "same-origin", cache: "no-store", headers: { "X-CSRF-Token": csrf } });
+      const body = await answer.json().catch(() => ({}));
+      if (answer.status === 201 || answer.status === 200) { window.location.assign("/app/sessions/" + body.id); return; }
+      say("The server could not finish that recording: " + (body.detail || answer.status) + ".");
+    } catch (e) {
+      say("The server cannot be reached; try again when the network is back.");
+    }
+    button.disabled = false;
+  }
+
   form.addEventListener("submit", begin);
   ui.pause.addEventListener("click", togglePause);
   ui.finish.addEventListener("click", finish);
@@ -479,5 +550,5 @@
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/app/record-sw.js", { scope: "/app/record" }).catch(() => {});
   }
-  recover().catch((e) => say("This device's storage could not be opened: " + e.message));
+  recover().catch((e) => say("This device's storage could not be opened: " + e.message)).then(listStopped);
 })();
