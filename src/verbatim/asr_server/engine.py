@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -77,6 +77,8 @@ class Word:
     """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1].
 
     ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
+    ``competitors``: (reading, probability) pairs a second decode left open for the word ("" = the
+    word left out), judged by `flips.suggestion`; empty when there was no second decode.
     """
 
     text: str
@@ -84,6 +86,7 @@ class Word:
     end_s: float
     confidence: float
     stop: str = ""
+    competitors: tuple[tuple[str, float], ...] = ()
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -166,7 +169,7 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         def decode(span: vad.Span, insist: bool, keep_from: int | None = None) -> list[Word]:
             offset = span.start * _FRAME_S
             heard = whisper.recognise(audio[span.start * features.HOP : span.end * features.HOP], insist=insist)
-            shifted = [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
+            shifted = [replace(w, start_s=round(w.start_s + offset, 3), end_s=round(w.end_s + offset, 3))
                        for w in heard]
             # The context before a window's own part was kept from the previous window.
             own = (keep_from if keep_from is not None else span.start) * _FRAME_S
@@ -269,8 +272,9 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
     ``{"type": "gap", "start_time", "end_time", "alternatives": [{"content": "[inaudible 9.5 s]",
     "confidence": 0.0, "language", "tags": ["inaudible"]}]}`` — no speaker: nobody is known to
     have said it. A word whose voice was barely told apart is tagged ``speaker_uncertain``.
-    A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
-    for a negation, carries its rival reading as a second alternative ("can" → "can't").
+    A doubtful meaning-flip word (`flips.suggestion`: its probability or a competing reading) is
+    tagged ``meaning_flip`` and carries the reading it may hide as a second alternative ("can" →
+    "can't", "you" → "two").
     """
     results: list[dict[str, Any]] = []
     sentence_start = True
@@ -285,11 +289,14 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
         if unsure is not None and unsure[i]:
             item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
-        if flips.doubtful(w.text, w.confidence, sentence_start=sentence_start):
-            # A doubtful negation, number, time or name: marked whatever the global threshold.
+        other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors)
+        if other is not None:
+            # A doubtful negation, number, time or name, or a word a flipping reading competes with:
+            # marked whatever the global threshold.
             best = item["alternatives"][0]
             best["tags"] = [*best.get("tags", []), flips.MEANING_FLIP]
-            other = flips.rival(text)
+            if other and other[:1].islower() and text[:1].isupper():
+                other = other[:1].upper() + other[1:]
             if other:
                 item["alternatives"].append({**best, "content": other, "confidence": round(1.0 - w.confidence, 3),
                                              "tags": best["tags"]})
