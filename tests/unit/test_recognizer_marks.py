@@ -114,3 +114,14 @@ def test_the_second_decode_aligns_word_by_word_and_its_disagreements_compete() -
     assert out[2].competitors == (("fall", 0.2),)
     assert dict(out[5].competitors) == {"tonight": 0.7} and dict(out[6].competitors) == {"tonight": 0.7}
     assert out[0].competitors == () and out[3].competitors == ()
+
+
+def test_a_short_turn_inside_another_voice_keeps_its_label_and_is_marked_for_review() -> None:
+    from verbatim.asr_server.engine import short_turns
+
+    words = _words("so how was the week", 0.0) + [Word("yes", 2.2, 2.5, 0.9)] + _words("tell me more", 3.0)
+    speakers = [0] * 5 + [1] + [0] * 3
+    assert short_turns(words, speakers) == [False] * 5 + [True] + [False] * 3
+    # A long enough turn, or one at either end of the recording, is believed.
+    assert not any(short_turns(words, [0] * 5 + [1] * 4))
+    assert short_turns(words, speakers, min_turn_s=0.2) == [False] * 9

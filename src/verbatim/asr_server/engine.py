@@ -55,6 +55,10 @@ SPEAKER_UNCERTAIN = "speaker_uncertain"
 SPEAKER_MARGIN = 0.04
 """A word whose voice beats the next best by less than this (mean cosine similarity) is tagged
 ``speaker_uncertain``: the turn holding it is marked for review instead of guessed silently."""
+MIN_TURN_S = 1.0
+"""A turn shorter than this between two turns of one other voice is too short to trust its label
+(the diarizer places changes to ~0.2–0.4 s): it keeps its own label — never handed to the voice
+around it, which may be the therapist's — and is tagged ``speaker_uncertain`` for review."""
 _FRAME_S = 0.01
 _DIARIZATION_MODES = ("speaker", "none")
 _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
@@ -251,7 +255,27 @@ def transcribe(
         tags = [UNKNOWN_SPEAKER] * len(words)
     unsure = [s != UNASSIGNED and _speaker_margin(w, margin, speech) < SPEAKER_MARGIN
               for w, s in zip(words, speakers, strict=True)]
+    if diarization == "speaker":
+        unsure = [a or b for a, b in zip(unsure, short_turns(words, speakers), strict=True)]
     return to_results(words, tags, language, gaps, unsure)
+
+
+def short_turns(words: list[Word], speakers: list[int], min_turn_s: float = MIN_TURN_S) -> list[bool]:
+    """Per word: whether it is in a run of one voice lasting under ``min_turn_s`` seconds (first
+    word's start to last word's end) with one other voice on both sides (`MIN_TURN_S`)."""
+    out = [False] * len(words)
+    runs: list[tuple[int, int]] = []  # [start, end) word indices of runs of one speaker
+    for i, s in enumerate(speakers):
+        if runs and speakers[runs[-1][0]] == s:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    for k in range(1, len(runs) - 1):
+        a, b = runs[k]
+        before, after = speakers[runs[k - 1][0]], speakers[runs[k + 1][0]]
+        if before == after != UNASSIGNED and words[b - 1].end_s - words[a].start_s < min_turn_s:
+            out[a:b] = [True] * (b - a)
+    return out
 
 
 def _speaker_margin(word: Word, margin: np.ndarray, speech: np.ndarray) -> float:
