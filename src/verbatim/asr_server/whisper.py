@@ -132,7 +132,8 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
                                   stop=stop if i == len(parts) - 1 else ""))
     encoded = _last.encoded
     _last.encoded = None
-    if words and encoded is not None:
+    # One encoder pass holds 30 s: a longer input (a long re-decoded stretch) gets no second decode.
+    if words and encoded is not None and audio.size <= model.feature_extractor.n_samples:
         words = _with_competitors(model, encoded, words)
     return words
 
