@@ -31,7 +31,15 @@ toward ``flip_flag_recall`` if the word heard in its place carries the recognize
 flagged words of every item, the share that are wrong.
 
 CPU: this process's CPU time (the recognizer runs in it; onnxruntime's and CTranslate2's threads
-are counted) per second of audio heard alone. The last stdout line is one JSON object.
+are counted) per second of audio heard alone. The last stdout line is one JSON object: per item
+id under ``items`` ``{"words", "errors", "der", "speakers_expected", "speakers_found",
+"dropped_turns"}``; overall ``wer_natural``, ``wer_synthetic``, ``wer_librivox`` (items whose
+manifest entry says ``"source": "librivox"``), ``manifest_wer``, ``manifest_der`` (error frames over
+scored speech frames summed over the items with turns) and ``manifest_speakers_ok_share`` (share of
+items with turns whose speaker count was found exactly), all pooled over every item given, the
+same three per manifest under ``manifests``; ``long_wer_delta``, ``long_dropped_turns``,
+``flip_flag_recall``, ``flag_precision``, ``cpu_s_per_audio_s``, ``peak_rss_mib_60min``. A key
+is null only where nothing given can score it (no turns, no flip set, no long run, ``--no-rss``).
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ import numpy as np
 from verbatim.asr_server.engine import transcribe
 from verbatim.asr_server.scoring import (
     Turn,
-    diarization_error_rate,
+    diarization_errors,
     flip_words_heard,
     word_errors,
     wrong_words,
@@ -77,6 +85,8 @@ class Item:
     speakers: int | None
     synthetic: bool
     flip_words: list[str]
+    source: str | None
+    manifest: str
 
 
 def load_manifest(path: Path) -> list[Item]:
@@ -91,7 +101,7 @@ def load_manifest(path: Path) -> list[Item]:
             text = " ".join(t.text for t in turns)
         items.append(Item(str(entry["id"]), (path.parent / entry["audio"]).resolve(), text, turns,
                           entry.get("speakers"), bool(entry.get("synthetic", False)),
-                          list(entry.get("flip_words") or [])))
+                          list(entry.get("flip_words") or []), entry.get("source"), str(path)))
     return items
 
 
@@ -191,13 +201,37 @@ def peak_rss_60min(items: list[Item]) -> float:
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
+def _shown(manifest: str) -> str:
+    """A manifest's path as given on the command line would name it: relative to the repository if inside."""
+    path = Path(manifest).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def pooled_wer(pooled: list[tuple[Item, int, int, int, int]]) -> float | None:
+    """Errors over reference words, summed over the items that have reference text (None if none)."""
+    words = sum(p[1] for p in pooled if p[0].text is not None)
+    return sum(p[2] for p in pooled if p[0].text is not None) / words if words else None
+
+
+def pooled_scores(pooled: list[tuple[Item, int, int, int, int]], per_item: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Pooled WER, pooled DER (error frames over scored speech frames, collar 0.25 s) and the share of
+    items with reference turns whose speaker count was found exactly; None where no item is scored."""
+    wer = pooled_wer(pooled)
+    der_n = sum(p[4] for p in pooled)
+    counted = [per_item[p[0].id] for p in pooled if per_item[p[0].id]["speakers_expected"] is not None]
+    return {"items": len(pooled), "wer": None if wer is None else round(wer, 4),
+            "der": round(sum(p[3] for p in pooled) / der_n, 4) if der_n else None,
+            "speakers_ok_share": round(sum(c["speakers_found"] == c["speakers_expected"] for c in counted)
+                                       / len(counted), 4) if counted else None}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--manifest", action="append", type=Path, help="a set in the manifest format (repeatable)")
     parser.add_argument("--long-minutes", type=float, default=0.0, help="also join the items to N minutes")
     parser.add_argument("--no-rss", action="store_true", help="skip the 60-minute memory run")
     args = parser.parse_args()
-    items = [it for m in (args.manifest or [DEFAULT_MANIFEST]) for it in load_manifest(m)]
+    items = [it for m in (args.manifest or [DEFAULT_MANIFEST]) for it in load_manifest(m.resolve())]
     threshold = load_reliability_settings().confidence_threshold
 
     transcribe(items[0].path, diarization="none")  # warm-up: the model loads once per process
@@ -207,6 +241,7 @@ def main() -> None:
     totals = {"natural": [0, 0], "synthetic": [0, 0]}
     flip_wrong = flip_marked = flip_total = 0
     flags = flags_wrong = 0
+    pooled: list[tuple[Item, int, int, int, int]] = []  # (item, words, errors, DER error frames, DER speech frames)
     print(f"{'item':44s} {'s':>6s} {'WER':>6s} {'DER':>6s} spk(exp/found) dropped")
     for item in items:
         duration = read_wav(item.path).size / RATE
@@ -227,7 +262,8 @@ def main() -> None:
                     flags += 1
                     flags_wrong += wrong
         found = len({r["alternatives"][0]["speaker"] for r in results if r["type"] == "word"} - {"UU"})
-        der = diarization_error_rate(results, item.turns, collar_s=COLLAR_S) if item.turns else None
+        der_e, der_n = diarization_errors(results, item.turns, collar_s=COLLAR_S) if item.turns else (0, 0)
+        der = der_e / der_n if der_n else None
         drops = dropped(results, spans_of(item, duration))
         expected = len({t.speaker for t in item.turns}) if item.turns else None
         for _word, heard, where in flip_words_heard(item.text or "", results, item.flip_words):
@@ -237,6 +273,7 @@ def main() -> None:
                 flip_marked += bool(where is not None and flagged(where, threshold))
         per_item[item.id] = {"words": n_words, "errors": errors, "der": None if der is None else round(der, 4),
                              "speakers_expected": expected, "speakers_found": found, "dropped_turns": drops}
+        pooled.append((item, n_words, errors, der_e, der_n))
         print(f"{item.id:44s} {duration:6.1f} {errors / max(n_words, 1):6.3f} "
               f"{'' if der is None else f'{der:6.3f}':>6s} {expected or '-'}/{found} {drops}")
 
@@ -256,12 +293,25 @@ def main() -> None:
         print(f"long ({long['seconds'] / 60:.1f} min)     : WER {long['wer_long']:.4f} vs alone {long['wer_alone']:.4f}"
               f"  dropped turns {long['dropped']} {long['lost'][:10]}  gaps {long['gaps']} ({long['gap_s']:.1f} s)"
               f"  CPU {long['cpu_s'] / long['seconds']:.3f} s/s")
+    overall = pooled_scores(pooled, per_item)
+    by_manifest = {m: pooled_scores([p for p in pooled if p[0].manifest == m], per_item)
+                   for m in dict.fromkeys(it.manifest for it in items)}
+    wer_librivox = pooled_wer([p for p in pooled if p[0].source == "librivox"])
+    print(f"LibriVox            : WER {'n/a' if wer_librivox is None else f'{wer_librivox:.4f}'}")
+    for m, sc in by_manifest.items():
+        print(f"manifest            : {_shown(m)}  "
+              f"WER {sc['wer']}  DER {sc['der']}  speakers ok {sc['speakers_ok_share']}")
     print(f"60-min recording    : peak RSS {'n/a' if rss is None else f'{rss:.0f}'} MiB")
     sys.stdout.flush()
     print(json.dumps({
         "items": per_item,
         "wer_natural": None if wer_nat is None else round(wer_nat, 4),
         "wer_synthetic": None if wer_syn is None else round(wer_syn, 4),
+        "wer_librivox": None if wer_librivox is None else round(wer_librivox, 4),
+        "manifest_wer": overall["wer"],
+        "manifest_der": overall["der"],
+        "manifest_speakers_ok_share": overall["speakers_ok_share"],
+        "manifests": {_shown(m): sc for m, sc in by_manifest.items()},
         "long_wer_delta": None if long is None else round(long["wer_long"] - long["wer_alone"], 4),
         "long_dropped_turns": None if long is None else long["dropped"],
         "flip_flag_recall": None if flip_recall is None else round(flip_recall, 4),

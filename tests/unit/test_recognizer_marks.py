@@ -78,3 +78,50 @@ def test_a_turn_with_an_uncertain_voice_is_marked_and_suggested_for_review() -> 
 def test_scoring_counts_numbers_as_words() -> None:
     assert normalise("At 4:30, 10 people; the 3rd") == "at four thirty ten people the third"
     assert word_error_rate("on a scale from zero to ten", "On a scale from 0 to 10.") == 0.0
+
+
+def test_a_sure_flip_word_with_a_competing_reading_is_marked_and_offers_it() -> None:
+    # "doesn't" heard at 0.97, but the second decode weighed "isn't" at 0.06: doubt whatever the probability.
+    words = [Word("it", 0.0, 0.2, 0.9), Word("doesn't", 0.3, 0.6, 0.97, competitors=(("isn't", 0.06),)),
+             Word("say", 0.7, 0.9, 0.95, competitors=(("for", 0.3),))]
+    results = to_results(words, ["S1"] * 3)
+    doesnt, say = results[1], results[2]
+    assert doesnt["alternatives"][0]["tags"] == [MEANING_FLIP]
+    assert [a["content"] for a in doesnt["alternatives"]] == ["doesn't", "isn't"]
+    # A sound-alike competing with an ordinary word flips nothing: no mark.
+    assert "tags" not in say["alternatives"][0]
+
+
+def test_an_ordinary_word_a_number_competes_with_is_marked_and_a_faint_competitor_is_not() -> None:
+    words = [Word("i", 0.0, 0.2, 0.9), Word("took", 0.3, 0.5, 0.99),
+             Word("you", 0.6, 0.8, 0.86, competitors=(("two", 0.09), ("to", 0.03))),
+             Word("of", 0.9, 1.0, 0.45, competitors=(("off", 0.17),)),
+             Word("can't", 1.1, 1.3, 0.98, competitors=(("can", 0.009),))]
+    results = to_results(words, ["S1"] * 5)
+    marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
+              for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
+    assert marked == {"you": ["two"]}
+
+
+def test_the_second_decode_aligns_word_by_word_and_its_disagreements_compete() -> None:
+    from verbatim.asr_server.whisper import _align
+
+    first = _words("i will call my sister to hide")
+    greedy = [("i", 0.9, {}), ("won't", 0.6, {}), ("call", 0.9, {"fall": 0.2}), ("my", 0.9, {}),
+              ("sister", 0.9, {}), ("tonight", 0.7, {})]
+    out = _align(first, greedy)
+    assert out[1].competitors == (("won't", 0.6),)
+    assert out[2].competitors == (("fall", 0.2),)
+    assert dict(out[5].competitors) == {"tonight": 0.7} and dict(out[6].competitors) == {"tonight": 0.7}
+    assert out[0].competitors == () and out[3].competitors == ()
+
+
+def test_a_short_turn_inside_another_voice_keeps_its_label_and_is_marked_for_review() -> None:
+    from verbatim.asr_server.engine import short_turns
+
+    words = _words("so how was the week", 0.0) + [Word("yes", 2.2, 2.5, 0.9)] + _words("tell me more", 3.0)
+    speakers = [0] * 5 + [1] + [0] * 3
+    assert short_turns(words, speakers) == [False] * 5 + [True] + [False] * 3
+    # A long enough turn, or one at either end of the recording, is believed.
+    assert not any(short_turns(words, [0] * 5 + [1] * 4))
+    assert short_turns(words, speakers, min_turn_s=0.2) == [False] * 9

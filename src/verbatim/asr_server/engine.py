@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,10 @@ SPEAKER_UNCERTAIN = "speaker_uncertain"
 SPEAKER_MARGIN = 0.04
 """A word whose voice beats the next best by less than this (mean cosine similarity) is tagged
 ``speaker_uncertain``: the turn holding it is marked for review instead of guessed silently."""
+MIN_TURN_S = 1.0
+"""A turn shorter than this between two turns of one other voice is too short to trust its label
+(the diarizer places changes to ~0.2–0.4 s): it keeps its own label — never handed to the voice
+around it, which may be the therapist's — and is tagged ``speaker_uncertain`` for review."""
 _FRAME_S = 0.01
 _DIARIZATION_MODES = ("speaker", "none")
 _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
@@ -77,6 +81,8 @@ class Word:
     """A recognised word: ``text`` spoken from ``start_s`` to ``end_s`` (seconds), ``confidence`` in [0, 1].
 
     ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
+    ``competitors``: (reading, probability) pairs a second decode left open for the word ("" = the
+    word left out), judged by `flips.suggestion`; empty when there was no second decode.
     """
 
     text: str
@@ -84,6 +90,7 @@ class Word:
     end_s: float
     confidence: float
     stop: str = ""
+    competitors: tuple[tuple[str, float], ...] = ()
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -166,7 +173,7 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         def decode(span: vad.Span, insist: bool, keep_from: int | None = None) -> list[Word]:
             offset = span.start * _FRAME_S
             heard = whisper.recognise(audio[span.start * features.HOP : span.end * features.HOP], insist=insist)
-            shifted = [Word(w.text, round(w.start_s + offset, 3), round(w.end_s + offset, 3), w.confidence, w.stop)
+            shifted = [replace(w, start_s=round(w.start_s + offset, 3), end_s=round(w.end_s + offset, 3))
                        for w in heard]
             # The context before a window's own part was kept from the previous window.
             own = (keep_from if keep_from is not None else span.start) * _FRAME_S
@@ -248,7 +255,27 @@ def transcribe(
         tags = [UNKNOWN_SPEAKER] * len(words)
     unsure = [s != UNASSIGNED and _speaker_margin(w, margin, speech) < SPEAKER_MARGIN
               for w, s in zip(words, speakers, strict=True)]
+    if diarization == "speaker":
+        unsure = [a or b for a, b in zip(unsure, short_turns(words, speakers), strict=True)]
     return to_results(words, tags, language, gaps, unsure)
+
+
+def short_turns(words: list[Word], speakers: list[int], min_turn_s: float = MIN_TURN_S) -> list[bool]:
+    """Per word: whether it is in a run of one voice lasting under ``min_turn_s`` seconds (first
+    word's start to last word's end) with one other voice on both sides (`MIN_TURN_S`)."""
+    out = [False] * len(words)
+    runs: list[tuple[int, int]] = []  # [start, end) word indices of runs of one speaker
+    for i, s in enumerate(speakers):
+        if runs and speakers[runs[-1][0]] == s:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    for k in range(1, len(runs) - 1):
+        a, b = runs[k]
+        before, after = speakers[runs[k - 1][0]], speakers[runs[k + 1][0]]
+        if before == after != UNASSIGNED and words[b - 1].end_s - words[a].start_s < min_turn_s:
+            out[a:b] = [True] * (b - a)
+    return out
 
 
 def _speaker_margin(word: Word, margin: np.ndarray, speech: np.ndarray) -> float:
@@ -269,8 +296,9 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
     ``{"type": "gap", "start_time", "end_time", "alternatives": [{"content": "[inaudible 9.5 s]",
     "confidence": 0.0, "language", "tags": ["inaudible"]}]}`` — no speaker: nobody is known to
     have said it. A word whose voice was barely told apart is tagged ``speaker_uncertain``.
-    A doubtful meaning-flip word (`flips.doubtful`) is tagged ``meaning_flip`` and,
-    for a negation, carries its rival reading as a second alternative ("can" → "can't").
+    A doubtful meaning-flip word (`flips.suggestion`: its probability or a competing reading) is
+    tagged ``meaning_flip`` and carries the reading it may hide as a second alternative ("can" →
+    "can't", "you" → "two").
     """
     results: list[dict[str, Any]] = []
     sentence_start = True
@@ -285,11 +313,14 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
         if unsure is not None and unsure[i]:
             item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
-        if flips.doubtful(w.text, w.confidence, sentence_start=sentence_start):
-            # A doubtful negation, number, time or name: marked whatever the global threshold.
+        other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors)
+        if other is not None:
+            # A doubtful negation, number, time or name, or a word a flipping reading competes with:
+            # marked whatever the global threshold.
             best = item["alternatives"][0]
             best["tags"] = [*best.get("tags", []), flips.MEANING_FLIP]
-            other = flips.rival(text)
+            if other and other[:1].islower() and text[:1].isupper():
+                other = other[:1].upper() + other[1:]
             if other:
                 item["alternatives"].append({**best, "content": other, "confidence": round(1.0 - w.confidence, 3),
                                              "tags": best["tags"]})

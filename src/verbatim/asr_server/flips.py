@@ -13,6 +13,14 @@ probability for it is under ``FLIP_DOUBT`` —
   is offered as the alternative;
 - a **name** (a capitalised word inside a sentence, other than "I").
 
+Besides its probability, a word is judged by its **competing hypotheses**: the readings a second
+decode of the same window leaves open (`whisper.recognise`: a greedy decode without timestamps,
+its per-step distribution over the vocabulary, and where the two decodes disagree). A meaning-flip
+word whose competitors hold at least ``ALT_DOUBT`` of the probability is doubtful however sure the
+first decode was ("doesn't" at 0.97, with "isn't" at 0.06); any other word is doubtful when a
+competitor that would flip the meaning — a negation, a number, a time — holds that much ("you" at
+0.86, with "two" at 0.09), and the competitor is offered as the word's alternative.
+
 The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`).
 """
 
@@ -22,6 +30,8 @@ import re
 
 FLIP_DOUBT = 0.9
 """Whisper word probability under which a meaning-flip word is marked doubtful."""
+ALT_DOUBT = 0.05
+"""Probability a competing reading must hold (second decode) to leave a meaning-flip word in doubt."""
 MEANING_FLIP = "meaning_flip"
 
 _TWINS = {
@@ -62,6 +72,35 @@ def rival(text: str) -> str | None:
     return other[:1].upper() + other[1:] if text[:1].isupper() else other
 
 
-def doubtful(text: str, probability: float, *, sentence_start: bool) -> bool:
-    """Whether a word heard with ``probability`` gets the meaning-flip mark."""
-    return probability < FLIP_DOUBT and is_flip_word(text, sentence_start=sentence_start)
+def flips_meaning(text: str) -> bool:
+    """Whether ``text``, offered as a competing reading, would flip what a sentence means: a negation
+    or its twin, a number or a time (a sound-alike or a capital alone is not enough: "for" competing
+    with "safe" or "High" with "high" changes no fact)."""
+    low = text.lower()
+    return bool(low) and (low in RIVALS or low in _NUMBER_WORDS or bool(_DIGITS.search(low)))
+
+
+def doubtful(text: str, probability: float, *, sentence_start: bool,
+             competitors: tuple[tuple[str, float], ...] = ()) -> bool:
+    """Whether a word heard with ``probability`` gets the meaning-flip mark.
+
+    ``competitors``: (reading, probability) pairs a second decode leaves open for the word
+    (``""`` = the word left out); the same reading as ``text`` (any case) is not a competitor.
+    """
+    return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors) is not None
+
+
+def suggestion(text: str, probability: float, *, sentence_start: bool,
+               competitors: tuple[tuple[str, float], ...] = ()) -> str | None:
+    """The doubt of `doubtful` with what to offer: the strongest competing reading that flips the
+    meaning, else the word's rival (`rival`), else ``""`` (doubtful with nothing to offer); None when
+    the word is not doubtful."""
+    low = text.lower()
+    rivals = sorted(((alt, p) for alt, p in competitors if alt.lower() != low and p >= ALT_DOUBT),
+                    key=lambda ap: -ap[1])
+    flipping = [alt for alt, _ in rivals if flips_meaning(alt)]
+    if is_flip_word(text, sentence_start=sentence_start):
+        if probability >= FLIP_DOUBT and not rivals:
+            return None
+        return (flipping[0] if flipping else None) or rival(text) or (rivals[0][0] if rivals else "")
+    return flipping[0] if flipping else None

@@ -208,6 +208,18 @@ def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Tu
                            collar_s: float = 0.0, fill_s: float = 0.5) -> float:
     """Frame-level DER (0..): (missed + false alarm + speaker confusion) / scored reference speech time.
 
+    See `diarization_errors` for the scoring rules; 0.0 when no reference speech is scored.
+    """
+    errors, speech = diarization_errors(results, turns, frame_s, collar_s, fill_s)
+    return errors / speech if speech else 0.0
+
+
+def diarization_errors(results: Sequence[dict[str, Any]], turns: Sequence[Turn], frame_s: float = 0.01,
+                       collar_s: float = 0.0, fill_s: float = 0.5) -> tuple[int, int]:
+    """(missed + false alarm + speaker confusion, scored reference speech), both in ``frame_s`` frames.
+
+    Summing both over recordings gives a pooled DER (NIST's: errors over total scored speech).
+
     Our own scorer (pyannote.metrics is not a dependency), on a ``frame_s`` grid. Reference speech
     is the turns' spans; hypothesis speech the recognised words' spans, with a pause shorter than
     ``fill_s`` between two words of one label filled (a speaker is speaking in the pause between
@@ -246,7 +258,7 @@ def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Tu
         last = (k, b)
     ref_speech = int(((ref >= 0) & scored).sum())
     if ref_speech == 0:
-        return 0.0
+        return 0, 0
     missed = int(((ref >= 0) & (hyp < 0) & scored).sum())
     false_alarm = int(((ref < 0) & (hyp >= 0) & scored).sum())
     both = (ref >= 0) & (hyp >= 0) & scored
@@ -259,7 +271,7 @@ def diarization_error_rate(results: Sequence[dict[str, Any]], turns: Sequence[Tu
     for perm in itertools.permutations(range(size), len(hyp_names)):
         best = max(best, sum(int(joint[h, r]) for h, r in enumerate(perm) if r < len(ref_names)))
     confusion = int(both.sum()) - best
-    return (missed + false_alarm + confusion) / ref_speech
+    return missed + false_alarm + confusion, ref_speech
 
 
 def flip_words_heard(reference: str, results: Sequence[dict[str, Any]],

@@ -12,12 +12,22 @@ JFK, 0.045 on the LibriVox clips, 0.043 on the therapy dialogue, 0.13 CPU s per 
 returns `engine.Word`s (punctuation stripped from the words; a sentence end Whisper heard —
 ".", "?", "!" — is kept as ``Word.stop``, and the engine also closes sentences at pauses and
 speaker turns). One model per process, loaded on first use.
+
+Competing hypotheses (``Word.competitors``, judged by `flips.suggestion`): the window is decoded a
+second time from the same encoder output (kept from the first decode: no second encoder pass) —
+greedy, without timestamps, returning the decoder's distribution over the vocabulary at every
+step. The two word sequences are aligned; where they agree a word's competitors are the other
+words the decoder weighed at its first token (top ``_TOP_K``) and the longer words it could have
+become at the token after it ("can" → "can't"); where they disagree each side's reading is the
+other's competitor. Cost: the decoder steps of one greedy pass, a fraction of the beam search.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +43,9 @@ TINY_EN_SHA256 = "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b
 
 _lock = threading.Lock()
 _model: dict[str, Any] = {}
+_last = threading.local()  # the encoder output of this thread's latest window
+_TOP_K = 5
+_MIN_COMPETITOR = 0.01  # readings the decoder gave less than this are not kept at all
 
 
 def model_dir() -> tuple[Path, str]:
@@ -71,9 +84,16 @@ def _whisper() -> Any:
         if "m" not in _model:
             from faster_whisper import WhisperModel
 
+            class _KeepingEncoder(WhisperModel):
+                """faster-whisper's model, keeping each window's encoder output for the second decode."""
+
+                def encode(self, features: np.ndarray) -> Any:
+                    _last.encoded = super().encode(features)
+                    return _last.encoded
+
             folder = verify_model()
             # One thread per model: the service runs one model per pool process, a process per core.
-            _model["m"] = WhisperModel(str(folder), device="cpu", compute_type="int8", cpu_threads=1)
+            _model["m"] = _KeepingEncoder(str(folder), device="cpu", compute_type="int8", cpu_threads=1)
         return _model["m"]
 
 
@@ -86,7 +106,9 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     """
     from verbatim.asr_server.engine import Word
 
-    segments, _ = _whisper().transcribe(
+    model = _whisper()
+    _last.encoded = None
+    segments, _ = model.transcribe(
         audio.astype(np.float32, copy=False), language="en", beam_size=5, word_timestamps=True,
         # Each window on its own: a hallucinated phrase cannot feed the next window.
         condition_on_previous_text=False,
@@ -96,9 +118,7 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     for segment in segments:
         for w in segment.words or []:
             # json-v2 words are letters, digits and apostrophes: "check-in" is two words, "$5" is "5".
-            parts = ["".join(ch for ch in part if ch.isalnum() or ch == "'").strip("'")
-                     for part in w.word.replace("-", " ").replace("—", " ").split()]
-            parts = [p for p in parts if p]
+            parts = _parts(w.word)
             if not parts:
                 continue
             start, end = float(w.start), max(float(w.end), float(w.start) + 0.01 * len(parts))
@@ -110,4 +130,103 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
                                   end_s=round(start + (i + 1) * step, 3),
                                   confidence=float(min(max(w.probability, 0.0), 1.0)),
                                   stop=stop if i == len(parts) - 1 else ""))
+    encoded = _last.encoded
+    _last.encoded = None
+    # One encoder pass holds 30 s: a longer input (a long re-decoded stretch) gets no second decode.
+    if words and encoded is not None and audio.size <= model.feature_extractor.n_samples:
+        words = _with_competitors(model, encoded, words)
     return words
+
+
+def _parts(text: str) -> list[str]:
+    """A Whisper word as json-v2 words: letters, digits and apostrophes ("check-in" is two)."""
+    parts = ["".join(ch for ch in part if ch.isalnum() or ch == "'").strip("'")
+             for part in text.replace("-", " ").replace("—", " ").split()]
+    return [p for p in parts if p]
+
+
+def _with_competitors(model: Any, encoded: Any, words: list[Word]) -> list[Word]:
+    """``words`` with the competing readings of a greedy second decode of the same window."""
+    from faster_whisper.tokenizer import Tokenizer
+
+    tok = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
+    prompt = [*tok.sot_sequence, tok.no_timestamps]
+    result = model.model.generate(encoded, [prompt], beam_size=1, max_length=model.max_length,
+                                  return_logits_vocab=True)[0]
+    # Greedy words: (raw pieces, probability of its first token, {competing reading: probability},
+    # [(another first piece the decoder weighed, probability)]).
+    greedy: list[tuple[list[str], float, dict[str, float], list[tuple[str, float]]]] = []
+    for token, logits in zip(result.sequences_ids[0], result.logits[0], strict=False):
+        if token >= tok.eot:
+            break
+        logp = np.asarray(logits, dtype=np.float64).ravel()
+        prob = np.exp(logp - logp.max())
+        prob /= prob.sum()
+        piece = tok.decode([token])
+        starts = piece.startswith(" ") or not greedy
+        if starts:
+            greedy.append(([piece], float(prob[token]), {}, []))
+        else:
+            greedy[-1][0].append(piece)
+        for k in np.argsort(-prob)[: _TOP_K + 1]:
+            k = int(k)
+            if k == token or k >= tok.eot or prob[k] < _MIN_COMPETITOR:
+                continue
+            alt = tok.decode([k])
+            if starts and (alt.startswith(" ") or len(greedy) == 1):
+                # Another word here: read once the greedy word is whole (" isn" may end as "'t" did).
+                greedy[-1][3].append((alt, float(prob[k])))
+                continue
+            if starts:
+                # No space: the previous word going on, "can" + "'t" against " do".
+                owner, reading = len(greedy) - 2, "".join(greedy[-2][0]) + alt
+            else:
+                # Inside a word: it could have ended here (" do" after " can") or gone on otherwise.
+                so_far = "".join(greedy[-1][0][:-1])
+                owner, reading = len(greedy) - 1, so_far if alt.startswith(" ") else so_far + alt
+            parts = _parts(reading)
+            if len(parts) == 1:
+                seen = greedy[owner][2]
+                seen[parts[0]] = max(seen.get(parts[0], 0.0), float(prob[k]))
+    flat: list[tuple[str, float, dict[str, float]]] = []
+    for pieces, p, alts, firsts in greedy:
+        for first, q in firsts:
+            # The other word as it stands, and as it would end like the greedy word ("isn" + "'t").
+            for reading in {first, first + "".join(pieces[1:])}:
+                one = _parts(reading)
+                if len(one) == 1:
+                    alts[one[0]] = max(alts.get(one[0], 0.0), q)
+        parts = _parts("".join(pieces))
+        flat += [(part, p, alts if len(parts) == 1 else {}) for part in parts]
+    return _align(words, flat)
+
+
+def _align(words: list[Word], greedy: list[tuple[str, float, dict[str, float]]]) -> list[Word]:
+    """Attach the second decode's readings to the first decode's words (aligned word by word)."""
+    found: list[dict[str, float]] = [{} for _ in words]
+
+    def add(i: int, reading: str, p: float) -> None:
+        if 0 <= i < len(words) and reading.lower() != words[i].text.lower():
+            found[i][reading] = max(found[i].get(reading, 0.0), p)
+
+    a = [w.text.lower() for w in words]
+    b = [g[0].lower() for g in greedy]
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                for reading, p in greedy[j][2].items():
+                    add(i, reading, p)
+        elif op == "replace":
+            # The decodes disagree: each greedy word of the stretch competes with the words it replaces.
+            for i in range(i1, i2):
+                for j in range(j1, j2):
+                    add(i, greedy[j][0], greedy[j][1])
+        elif op == "delete":
+            for i in range(i1, i2):  # the greedy decode heard nothing there
+                add(i, "", max(0.0, 1.0 - words[i].confidence))
+        else:  # insert: words only the greedy decode heard compete with their neighbours
+            for j in range(j1, j2):
+                add(i1, greedy[j][0], greedy[j][1])
+                add(i1 - 1, greedy[j][0], greedy[j][1])
+    return [replace(w, competitors=tuple(sorted(f.items(), key=lambda rp: -rp[1]))) if f else w
+            for w, f in zip(words, found, strict=True)]
