@@ -23,13 +23,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.scratch_db import database  # noqa: E402
-from tests.explorer.fresh import FreshWorlds  # noqa: E402
-from tests.explorer.world import Violation, explore  # noqa: E402
-from verbatim.embedded import EmbeddedRedis, free_port  # noqa: E402
-
 
 def main() -> None:
+    # Imported here, not at the top: every upload's probe child (multiprocessing's forkserver) runs
+    # this script again as ``__mp_main__``, and the application's imports there cost ~4 CPU-s per upload.
+    from bench.scratch_db import database
+    from tests.explorer.fresh import FreshWorlds
+    from tests.explorer.world import Violation, explore
+    from verbatim.embedded import EmbeddedRedis, free_port
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[11, 12, 13])
     parser.add_argument("--steps", type=int, default=1700, help="steps per seed")

@@ -11,10 +11,10 @@ request in the API. A child that dies before it read a byte (it could not start:
 fork, an import that failed) is ours, not the recording's: the child says "reading" once its limits
 are set, and a death before that is ``Overloaded`` (503, nothing stored), never 422 for a good file.
 
-The forkserver imports the main module once (``"__main__"`` preloaded): otherwise every child,
-as multiprocessing prepares it, runs the main script again under ``__mp_main__`` — for the
-``verbatim`` console script or a bench, the whole application's imports per upload, seconds of CPU
-on a loaded machine before the probe starts.
+Known cost: multiprocessing prepares every child by running the parent's main script again as
+``__mp_main__`` (a ``python -m`` main is skipped; preloading ``"__main__"`` in the forkserver does
+not help on CPython 3.11, whose forkserver looks for a ``main_path`` key that the preparation data
+never has). A main script should import the application inside its ``main()``.
 
 Probes are bounded per process (``probe_concurrency`` slots, default one per CPU core): 30 uploads
 at once must not run 30 probes at once, or each gets a thirtieth of the machine and runs out of
@@ -48,7 +48,7 @@ from verbatim.errors import AudioTooLong, AudioUnreadable, Overloaded, SealedDat
 from verbatim.sealed import KeyRing
 
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["__main__", "verbatim.audio"])
+_CONTEXT.set_forkserver_preload(["verbatim.audio"])
 log = structlog.get_logger("verbatim.confined")
 
 

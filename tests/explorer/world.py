@@ -738,8 +738,11 @@ def explore(world_of: Callable[[int], World], seeds: list[int], steps: int,
             message = (f"seed {seed}, step {len(trace)}: {failure}\n"
                        f"last steps: {[name for name, _ in trace[-15:]]}")
             if fresh is not None:
-                shrunk = shrink(fresh, trace, failure, budget_s=shrink_s)
-                message += f"\nshrunk from {len(trace)} to {len(shrunk)} steps: {render(shrunk)}"
+                try:
+                    shrunk = shrink(fresh, trace, failure, budget_s=shrink_s)
+                    message += f"\nshrunk from {len(trace)} to {len(shrunk)} steps: {render(shrunk)}"
+                except Exception as exc:  # noqa: BLE001 - the violation stands; its shrinking broke
+                    message += f"\nshrinking failed ({type(exc).__name__}: {exc}); all steps: {render(trace)}"
             raise Violation(message) from failure
         total.steps += world.report.steps
         total.rules.update(world.report.rules)
