@@ -114,7 +114,7 @@ class Report:
     rules: Counter[str] = field(default_factory=Counter)
     invariants: Counter[str] = field(default_factory=Counter)
     trace: list[Step] = field(default_factory=list)  #: every step taken, to replay and shrink
-    seconds: Counter[str] = field(default_factory=Counter)  #: milliseconds per rule, wall-clock time per rule (a bench figure)
+    seconds: Counter[str] = field(default_factory=Counter)  #: wall-clock milliseconds per rule (a bench figure)
     findings: Counter[str] = field(default_factory=Counter)  #: what went wrong but was recovered from
 
 
