@@ -6,7 +6,15 @@ forkserver (started once per API process, with PyAV already imported, so each pr
 milliseconds) under three limits from the settings: address space (``probe_memory_mib`` above
 what the child starts with, RLIMIT_AS), CPU time (``probe_cpu_s``, RLIMIT_CPU) and wall clock
 (``probe_timeout_s``, enforced by the parent, which kills the child). A child that dies or hits its
-CPU or memory limit is a refusal (AudioUnreadable), never a crash or a hung request in the API.
+CPU or memory limit while reading the file is a refusal (AudioUnreadable), never a crash or a hung
+request in the API. A child that dies before it read a byte (it could not start: no memory for the
+fork, an import that failed) is ours, not the recording's: the child says "reading" once its limits
+are set, and a death before that is ``Overloaded`` (503, nothing stored), never 422 for a good file.
+
+Known cost: multiprocessing prepares every child by running the parent's main script again as
+``__mp_main__`` (a ``python -m`` main is skipped; preloading ``"__main__"`` in the forkserver does
+not help on CPython 3.11, whose forkserver looks for a ``main_path`` key that the preparation data
+never has). A main script should import the application inside its ``main()``.
 
 Probes are bounded per process (``probe_concurrency`` slots, default one per CPU core): 30 uploads
 at once must not run 30 probes at once, or each gets a thirtieth of the machine and runs out of
@@ -27,10 +35,12 @@ import multiprocessing.connection
 import os
 import resource
 import threading
+import time
 from dataclasses import asdict
 from typing import Any
 
 import psutil
+import structlog
 
 from verbatim.audio import AudioInfo, probe
 from verbatim.config import Settings
@@ -39,6 +49,7 @@ from verbatim.sealed import KeyRing
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["verbatim.audio"])
+log = structlog.get_logger("verbatim.confined")
 
 
 _slots_lock = threading.Lock()
@@ -88,8 +99,12 @@ def _probe(path: str | os.PathLike[str], ring: KeyRing | None, settings: Setting
     )
     child.start()
     send.close()
+    reading = False
+    deadline = time.monotonic() + settings.probe_timeout_s
     try:
-        if not receive.poll(settings.probe_timeout_s):
+        if receive.poll(settings.probe_timeout_s):
+            reading = receive.recv() == ("reading", None)
+        if not reading or not receive.poll(max(0.0, deadline - time.monotonic())):
             # The CPU limit (below the wall clock) ends a hostile file's decode; running out of
             # wall clock first means the machine is loaded — ours to fix, not the recording's.
             raise Overloaded(f"checking the recording took longer than {settings.probe_timeout_s:.0f} s on a busy "
@@ -97,6 +112,11 @@ def _probe(path: str | os.PathLike[str], ring: KeyRing | None, settings: Setting
                              retry_after_s=_retry_after(settings))
         answer: tuple[str, Any] = receive.recv()
     except EOFError:
+        child.join(settings.probe_timeout_s)
+        log.warning("probe_child_died", reading=reading, exitcode=child.exitcode)
+        if not reading:
+            raise Overloaded("the upload check could not start on a busy server; nothing was stored — "
+                             "send the recording again shortly", retry_after_s=_retry_after(settings)) from None
         raise AudioUnreadable("reading the file needed more CPU or memory than any recording does; "
                               "it is not a recording Verbatim can take") from None
     finally:
@@ -119,6 +139,7 @@ def _child_main(send: multiprocessing.connection.Connection, path: str, ring: Ke
     base = psutil.Process().memory_info().vms
     cap = base + memory_mib * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    send.send(("reading", None))
     try:
         answer: tuple[str, Any] = ("ok", asdict(probe(path, max_duration_s=max_duration_s, ring=ring)))
     except AudioTooLong as exc:

@@ -41,6 +41,7 @@ from sqlalchemy import select, text, update
 from sqlalchemy.engine import make_url
 
 from tests.explorer.proxy import Proxy
+from tests.explorer.shrink import Step, ddmin, render
 from tests.explorer.vendor import FakeVendor, Line
 from tests.factories import token_for
 from verbatim import crash as crash_module
@@ -77,6 +78,13 @@ class Crash(BaseException):
 class Violation(AssertionError):
     """Raised when an invariant does not hold after a step."""
 
+    @property
+    def kind(self) -> str:
+        """What broke, to tell the same failure from another while shrinking: ``(c)``, or the first words."""
+        text_ = str(self).split("\n", 1)[0]
+        m = re.search(r"\(([a-g])\)", text_)
+        return f"({m.group(1)})" if m else " ".join(text_.split(":", 1)[0].split()[:4])
+
 
 def _wav(seconds: float = 1.0) -> bytes:
     buf = io.BytesIO()
@@ -105,16 +113,18 @@ class Report:
     steps: int = 0
     rules: Counter[str] = field(default_factory=Counter)
     invariants: Counter[str] = field(default_factory=Counter)
-    trace: list[str] = field(default_factory=list)
-    seconds: Counter[str] = field(default_factory=Counter)  #: wall-clock time per rule (a bench figure)
+    trace: list[Step] = field(default_factory=list)  #: every step taken, to replay and shrink
+    seconds: Counter[str] = field(default_factory=Counter)  #: wall-clock milliseconds per rule (a bench figure)
     findings: Counter[str] = field(default_factory=Counter)  #: what went wrong but was recovered from
 
 
 class World:
     """One explored world over ``settings`` (its database and Redis are the explorer's alone)."""
 
-    def __init__(self, settings: Settings, admin_url: str, seed: int):
-        self.rng = random.Random(seed)
+    def __init__(self, settings: Settings, admin_url: str, seed: int, on_close: Callable[[], None] | None = None):
+        self.chooser = random.Random(seed)  #: picks each step's rule and the seed of its own choices
+        self.rng = random.Random(seed)  #: a rule's own choices (re-seeded per step: a step replays alone)
+        self.on_close = on_close
         # Our own servers behind proxies the explorer cuts (the admin URL, the explorer's own eyes, is direct).
         pg, rd = make_url(settings.database_url or ""), make_url(settings.redis_url or "")
         self.eyes = redis.Redis.from_url(settings.redis_url or "")  #: the explorer's own look at Redis (direct)
@@ -141,11 +151,14 @@ class World:
         self.timers: list[threading.Timer] = []
 
     def close(self) -> None:
+        self.settle_outage()
         self.api.__exit__(None, None, None)
         self.ctx.redis.close()
         self.eyes.close()
         for proxy in self.proxies.values():
             proxy.close()
+        if self.on_close is not None:
+            self.on_close()
 
     def begin_outage(self, server: str) -> None:
         """Cut ``server`` now and bring it back OUTAGE_S later (a restart, a failover)."""
@@ -244,6 +257,7 @@ class World:
                 break
             # A good recording refused: a finding (counted, printed by the bench) even when the retry passes.
             self.report.findings["good_upload_refused"] += 1
+            self.report.findings[f"good_upload_refused: {r.text[:160]}"] += 1
         if r.status_code == 503 and "retry-after" in r.headers:
             return  # our own overload, said as such: the phone keeps the recording and tries again
         if r.status_code not in (200, 201, 202):
@@ -433,8 +447,14 @@ class World:
             self.outage_fired = False
 
     def settle_outage(self) -> None:
-        """Wait until every cut server is back (the outage is over before the invariants are read)."""
+        """End every outage now (it is over before the invariants are read).
+
+        An outage lasts OUTAGE_S or until the step that saw it returns, whichever is first: once the
+        step is done nothing of ours runs until the next one, so waiting out the rest of the 1.5 s
+        would only make the soak slower (it was a fifth of its time).
+        """
         for timer in self.timers:
+            timer.cancel()
             timer.join()
         self.timers.clear()
         for proxy in self.proxies.values():
@@ -499,11 +519,17 @@ class World:
             suggestions = {sid for (sid,) in db.execute(select(ReliabilitySuggestion.session_id))}
             runs = {(k, s): (d, f) for k, s, d, f in db.execute(text(
                 "SELECT kind, subject_id, due_at, fence FROM durable_runs"))}
+            # Every note's current body in one query (one per note made the check a third of a step).
+            bodies = {(i, v): b for i, v, b in db.execute(select(NoteVersion.note_id, NoteVersion.version,
+                                                                 NoteVersion.body).join(
+                Note, (Note.id == NoteVersion.note_id) & (Note.version == NoteVersion.version)).where(
+                Note.id.in_(list(self.notes))))}
+        current = {n.id: bodies.get((n.id, n.version)) for n in notes}
         self.check_a(rows)
         self.check_b(rows, records, notes, edits, suggestions)
-        self.check_c(rows, records, notes, cites)
+        self.check_c(rows, records, notes, cites, current)
         self.check_d(rows, notes, runs)
-        self.check_f(notes)
+        self.check_f(notes, current)
 
     def check_a(self, rows: dict[uuid.UUID, Session]) -> None:
         for sid, row in rows.items():
@@ -521,21 +547,25 @@ class World:
                 edits: set[uuid.UUID], suggestions: set[uuid.UUID]) -> None:
         with_records = {r.session_id for r in records}
         drafts = {n.session_id for n in notes if n.status != "signed"}
+        keys: list[bytes] | None = None  #: Redis's keys, read once per check (a SCAN per session was slow)
         for sid, row in rows.items():
             if row.status != "deleted" and row.transcript_expired_at is None:
                 continue
             self.report.invariants["b_no_words"] += 1
+            if keys is None:
+                keys = list(self.eyes.scan_iter(count=1000))
             left = [what for what, there in (
                 ("raw turns", row.raw_turns), ("published turns", row.published_turns),
                 ("base turns", row.polished_turns), ("records", sid in with_records), ("corrections", sid in edits),
                 ("suggestions", sid in suggestions), ("drafts", sid in drafts),
-                ("words in Redis", self.redis_words(sid))) if there]
+                ("words in Redis", self.redis_words(sid, keys))) if there]
             if left:
                 raise Violation(f"(b) {row.status} session {sid} still holds {', '.join(left)}")
 
-    def redis_words(self, sid: uuid.UUID) -> bool:
-        """Whether any Redis key naming the session holds a scripted word."""
-        for key in self.eyes.scan_iter(match=f"*{sid}*"):
+    def redis_words(self, sid: uuid.UUID, keys: list[bytes]) -> bool:
+        """Whether any of ``keys`` (Redis's) naming the session holds a scripted word."""
+        name = str(sid).encode()
+        for key in (k for k in keys if name in k):
             kind = self.eyes.type(key)
             value = str(self.eyes.hgetall(key) if kind == b"hash" else
                         self.eyes.get(key) if kind == b"string" else "")
@@ -549,7 +579,7 @@ class World:
         return f"S{int(m.group(2)) + 1}"
 
     def check_c(self, rows: dict[uuid.UUID, Session], records: list[Transcript], notes: list[Note],
-                cites: list[NoteCitation]) -> None:
+                cites: list[NoteCitation], bodies: dict[uuid.UUID, Any]) -> None:
         for record in records:
             t = self.sessions[record.session_id]
             roles = t.history.get(record.version)
@@ -571,7 +601,7 @@ class World:
             if roles is None or note.version == 0:
                 continue
             self.report.invariants["c_note_own_words"] += 1
-            body = self.body(note.id)
+            body = bodies.get(note.id) or {}
             words = " ".join([*by_note.get(note.id, []), *(s["text"] for sec in body.get("sections", [])
                                                            for s in sec.get("sentences", []))])
             for token in _tokens(words):
@@ -595,12 +625,12 @@ class World:
             if due is None and not self.eyes.exists(run_lease("note", note.id)):
                 raise Violation(f"(d) note {note.id} is {note.status} with no due time and no lease")
 
-    def check_f(self, notes: list[Note]) -> None:
+    def check_f(self, notes: list[Note], bodies: dict[uuid.UUID, Any]) -> None:
         for note in notes:
             if note.id not in self.signed or note.status != "signed":
                 continue
             self.report.invariants["f_signed_unchanged"] += 1
-            if self.body(note.id) != self.signed[note.id]:
+            if bodies.get(note.id) != self.signed[note.id]:
                 raise Violation(f"(f) signed note {note.id} changed without an amendment")
 
     # --- the loop --------------------------------------------------------------------------
@@ -611,18 +641,24 @@ class World:
         ("outage", 2),
     )
 
-    def step(self) -> None:
-        names = [n for n, _ in self.RULES]
-        name = self.rng.choices(names, weights=[w for _, w in self.RULES])[0]
-        if not self.sessions:
-            name = "upload"
-        self.report.trace.append(name)
+    def step(self, step: Step | None = None) -> Step:
+        """Take ``step`` (a recorded ``(rule, seed)``), or a new one the chooser picks; returns it."""
+        if step is None:
+            names = [n for n, _ in self.RULES]
+            name = self.chooser.choices(names, weights=[w for _, w in self.RULES])[0]
+            if not self.sessions:
+                name = "upload"
+            step = (name, self.chooser.getrandbits(32))
+        name, seed = step
+        self.rng = random.Random(seed)
+        self.report.trace.append(step)
         started = time.monotonic()
         getattr(self, name)()
-        self.report.seconds[name] += time.monotonic() - started
+        self.report.seconds[name] += round((time.monotonic() - started) * 1000)
         self.report.rules[name] += 1
         self.report.steps += 1
         self.check()
+        return step
 
 
 def _tokens(words: str) -> list[str]:
@@ -636,20 +672,78 @@ def _crash_modules() -> list[Any]:
             and getattr(m, "crash_point", None) is crash_module.crash_point]
 
 
-def explore(world_of: Callable[[int], World], seeds: list[int], steps: int) -> Report:
-    """Run ``steps`` steps per seed; raises Violation (with the seed and the last steps) at the first break."""
+def explorer_settings(admin_url: str, redis_url: str, data_dir: Path) -> Settings:
+    """The settings of an explored world: FAST timings, the runtime role, a recognizer the explorer fakes."""
+    from tests.conftest import FAST
+    from verbatim.config import load_settings
+    from verbatim.db.roles import runtime_url
+
+    return load_settings(**{**FAST, "database_url": runtime_url(admin_url), "redis_url": redis_url,
+                            "recognizer_url": "http://vendor.invalid/v2", "recognizer_api_key": "k",
+                            "data_dir": data_dir, "log_json": True})
+
+
+def replay(world_of: Callable[[int], World], steps: list[Step]) -> Violation | None:
+    """Take ``steps`` in a fresh world from ``world_of``; the first Violation, or None."""
+    world = world_of(0)
+    try:
+        for step in steps:
+            try:
+                world.step(step)
+            except Violation as exc:
+                return exc
+    finally:
+        world.close()
+    return None
+
+
+def shrink(fresh: Callable[[int], World], steps: list[Step], violation: Violation, budget_s: float = 600.0,
+           budget: int = 200) -> list[Step]:
+    """The fewest of ``steps`` (ddmin, each candidate replayed in a fresh world) still breaking ``violation``'s
+    invariant, within ``budget`` replays and ``budget_s`` seconds (then the smallest failing one seen)."""
+    deadline = time.monotonic() + budget_s
+
+    def fails(candidate: list[Step]) -> bool:
+        if time.monotonic() > deadline:
+            return False
+        found = replay(fresh, candidate)
+        return found is not None and found.kind == violation.kind
+
+    return ddmin(steps, fails, budget=budget)
+
+
+def explore(world_of: Callable[[int], World], seeds: list[int], steps: int,
+            fresh: Callable[[int], World] | None = None, shrink_s: float = 600.0) -> Report:
+    """Run ``steps`` steps per seed; raises Violation (with the seed and the last steps) at the first break.
+
+    With ``fresh`` (worlds on a database, Redis and folder of their own, each new), the failing
+    run's steps are shrunk first (``shrink``, at most ``shrink_s`` seconds) and the Violation's
+    message ends with the shrunk steps as a list literal (``render``) for the regression test.
+    """
     total = Report()
     for seed in seeds:
         world = world_of(seed)
+        failure: Violation | None = None
         try:
             for _ in range(steps):
                 try:
                     world.step()
                 except Violation as exc:
-                    raise Violation(f"seed {seed}, step {world.report.steps + 1}: {exc}\n"
-                                    f"last steps: {world.report.trace[-15:]}") from exc
+                    failure = exc
+                    break
         finally:
             world.close()
+        if failure is not None:
+            trace = list(world.report.trace)
+            message = (f"seed {seed}, step {len(trace)}: {failure}\n"
+                       f"last steps: {[name for name, _ in trace[-15:]]}")
+            if fresh is not None:
+                try:
+                    shrunk = shrink(fresh, trace, failure, budget_s=shrink_s)
+                    message += f"\nshrunk from {len(trace)} to {len(shrunk)} steps: {render(shrunk)}"
+                except Exception as exc:  # noqa: BLE001 - the violation stands; its shrinking broke
+                    message += f"\nshrinking failed ({type(exc).__name__}: {exc}); all steps: {render(trace)}"
+            raise Violation(message) from failure
         total.steps += world.report.steps
         total.rules.update(world.report.rules)
         total.invariants.update(world.report.invariants)
