@@ -31,8 +31,10 @@ import contextlib
 import json
 import time
 import uuid
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from fastapi import APIRouter, Response
@@ -54,6 +56,7 @@ from verbatim.db.models import Therapist
 from verbatim.errors import NotFound, UploadBusy
 from verbatim.resumable import SESSION_METADATA_KEY, ResumableUploads, UploadInfo
 
+T = TypeVar("T")
 log = structlog.get_logger("verbatim.recordings")
 router = APIRouter(prefix="/v1/uploads", tags=["uploads"])
 
@@ -225,7 +228,7 @@ def finish_stalled(ctx: ProcessContext) -> int:
             continue
         try:
             actor = Actor(_system_principal(ctx, info.owner))
-            _, created = asyncio.run(finish_recording(svc, actor, info.id, "stalled"))
+            _, created = _run(finish_recording(svc, actor, info.id, "stalled"))
         except ApiError as exc:
             log.warning("stalled_recording_not_finished", upload_id=info.id, error=exc.code, status=exc.status)
             continue
@@ -234,6 +237,20 @@ def finish_stalled(ctx: ProcessContext) -> int:
             log.info("stalled_recording_finished", upload_id=info.id,
                      idle_s=round(time.time() - store.last_byte_at(info.id), 1))
     return done
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """Run the finisher's coroutine from the sweep's plain thread.
+
+    The sweep process has no event loop; a caller that has one running in this thread (a test
+    beside a browser driver, an embedding host) gets the coroutine run on a loop of its own thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 def _system_principal(ctx: ProcessContext, therapist_id: uuid.UUID) -> Principal:
