@@ -66,6 +66,13 @@ def assemble(parts: list[Path], target: Path, ring: KeyRing) -> float:
         raise
 
 
+def _container_for(codec: str) -> str:
+    """WebM for its own codecs, WAV for PCM (what every recognizer reads), Matroska otherwise."""
+    if codec in _WEBM_CODECS:
+        return "webm"
+    return "wav" if codec.startswith("pcm_") else "matroska"
+
+
 def _remux(parts: list[Path], sink: _SealedSink, ring: KeyRing) -> float:
     output: av.container.OutputContainer | None = None
     out_stream = None
@@ -79,7 +86,7 @@ def _remux(parts: list[Path], sink: _SealedSink, ring: KeyRing) -> float:
                 stream = source.streams.audio[0]
                 if output is None:
                     codec = stream.codec_context.name
-                    output = av.open(sink, "w", format="webm" if codec in _WEBM_CODECS else "matroska")
+                    output = av.open(sink, "w", format=_container_for(codec))
                     out_stream = output.add_stream_from_template(stream)
                 elif stream.codec_context.name != codec:
                     raise AudioUnreadable(f"part {index + 1} is {stream.codec_context.name}, not {codec} as the "

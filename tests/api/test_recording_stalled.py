@@ -10,6 +10,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.api.conftest import TUS, Api, good_metadata
 from tests.api.test_tus_deferred import _webm
@@ -128,3 +129,51 @@ def test_an_upload_without_session_metadata_is_not_finished_into_a_session(api: 
     refused = api.client.post(f"/v1/uploads/{upload_id}/finish", headers=api.headers(alice))
     assert refused.status_code == 409 and refused.json()["error"] == "no_session_metadata"
     assert api.tus_head(alice, upload_id).status_code == 200  # nothing lost
+
+
+def _wav_part(api: Api, token: str, recording: str, data: bytes) -> str:
+    """A deferred-length part of a WAV sent as it was written: its header promises the whole file."""
+    meta = (f"filetype {_b64('audio/wav')},recording {_b64(recording)},part {_b64('0')},"
+            f"session {_b64(json.dumps(good_metadata()))}")
+    r = api.client.post("/v1/uploads", headers=api.headers(token, **TUS, **{"upload-defer-length": "1",
+                                                                             "upload-metadata": meta}))
+    assert r.status_code == 201, r.text
+    upload_id = str(r.json()["upload_id"])
+    half = len(data) // 2
+    for offset, piece in ((0, data[:half]), (half, data[half:])):
+        assert api.tus_patch(token, upload_id, offset, piece).status_code == 204
+    return upload_id
+
+
+def test_a_file_cut_off_mid_way_is_finished_up_to_where_it_ends(api: Api, alice: str) -> None:
+    """Finishing a WAV whose header promises more than arrived made a 422 and deleted every byte."""
+    wav = (Path(__file__).resolve().parents[2] / "samples" / "jfk.wav").read_bytes()
+    cut = _wav_part(api, alice, uuid.uuid4().hex, wav[: len(wav) // 2])
+    done = api.client.post(f"/v1/uploads/{cut}/finish", headers=api.headers(alice))
+    assert done.status_code == 201, done.text
+    full_s = (len(wav) - 44) / (16_000 * 2)
+    assert abs(done.json()["partial_recording"]["held_s"] - full_s / 2) < 0.3
+    assert api.tus_files() == [] and api.enqueued() == 1  # the parts went only after the session committed
+
+
+def test_a_finish_the_check_refuses_keeps_what_arrived(api: Api, alice: str) -> None:
+    """Bytes no decoder reads are refused with a 4xx — and kept, listed, finishable again."""
+    junk = _wav_part(api, alice, uuid.uuid4().hex, os.urandom(64 * 1024))
+    for _ in range(2):
+        refused = api.client.post(f"/v1/uploads/{junk}/finish", headers=api.headers(alice))
+        assert 400 <= refused.status_code < 500 and refused.status_code != 404, refused.text
+        assert "kept" in refused.json()["detail"]
+    assert [u["upload_id"] for u in api.client.get("/v1/uploads", headers=api.headers(alice)).json()] == [junk]
+    assert {p.name for p in api.tus_files()} >= {f"{junk}.bin"}
+    assert api.enqueued() == 0
+
+
+def test_session_metadata_a_finish_would_refuse_is_refused_when_the_upload_is_created(api: Api, alice: str) -> None:
+    """Accepted at creation, refused at finish: a phone that died meanwhile could never get its session."""
+    for bad in (json.dumps({"client_ids": ["c-1"]}), "not json", json.dumps(["a list"])):
+        meta = f"filetype {_b64('audio/webm')},session {_b64(bad)}"
+        r = api.client.post("/v1/uploads", headers=api.headers(alice, **TUS, **{"upload-defer-length": "1",
+                                                                                 "upload-metadata": meta}))
+        assert r.status_code == 422 and r.json()["error"] == "invalid_metadata", r.text
+        assert "session" in r.json()["detail"]
+    assert api.tus_files() == []

@@ -100,3 +100,13 @@ def test_changed_sentences_are_the_note_words_only() -> None:
     assert removed == ["Subjective: Client reports sleeping poorly since the move."]
     assert added == ["Subjective: Client reports sleeping better."]
     assert changed_sentences(before, before) == ([], [])
+
+
+def test_making_a_pdf_logs_no_glyph_of_its_words(capsys: Any) -> None:
+    """fontTools' subsetter logged every glyph a PDF used (a CJK name, letter by letter) at INFO."""
+    from verbatim.telemetry.logs import configure
+
+    configure("DEBUG", json_output=True)
+    document("Record", ["Client: 王芳, Дмитрий"], "ok")
+    logged = capsys.readouterr().err
+    assert "uni738B" not in logged and "uni0414" not in logged and "王" not in logged

@@ -28,7 +28,7 @@ from verbatim.api.recordings import router as recordings_router
 from verbatim.api.request_id import RequestId
 from verbatim.api.security_headers import SecurityHeaders
 from verbatim.api.segments import router as segments_router
-from verbatim.api.sessions import SessionMetadata
+from verbatim.api.session_metadata import SessionMetadata
 from verbatim.api.sessions import router as sessions_router
 from verbatim.api.tus import OPENAPI_TAG as TUS_TAG
 from verbatim.api.tus import router as tus_router

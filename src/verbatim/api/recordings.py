@@ -45,8 +45,9 @@ from starlette.concurrency import run_in_threadpool
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.guessing import Guessing
-from verbatim.api.sessions import SessionOut, _by_idempotency, _create_from_upload, _out, _validate_metadata
-from verbatim.api.tus import claim
+from verbatim.api.session_metadata import validate_metadata
+from verbatim.api.sessions import SessionOut, _by_idempotency, _create_from_upload, _out
+from verbatim.api.tus import claim, discard_parts
 from verbatim.api.upload_slots import UploadSlots
 from verbatim.audit import Actor
 from verbatim.auth import Principal
@@ -172,19 +173,30 @@ async def finish_recording(svc: Services, actor: Actor, upload_id: str, reason: 
         raise ApiError(422, "invalid_metadata", "the upload's session metadata is not JSON") from exc
     if not isinstance(metadata, dict):
         raise ApiError(422, "invalid_metadata", "the upload's session metadata must be a JSON object")
-    _validate_metadata(metadata)
+    validate_metadata(metadata)
     recording = parts[0].metadata.get(RECORDING_KEY)
     key = f"recorder-{recording}" if recording else f"finish-{upload_id}"
     existing = await run_in_threadpool(_by_idempotency, svc, who, key)
     if existing is not None:
+        # Its session committed but the finish stopped before the parts went: they go now.
+        await discard_parts(svc, who, [p.id for p in parts])
         return _out(svc, existing), False
     last = max(store.last_byte_at(p.id) for p in parts)
     held = await run_in_threadpool(_finish_parts, store, who.therapist_id, parts)
     if not held:
         raise ApiError(409, "nothing_arrived", "no audio of this recording reached the server; nothing to finish")
     partial = {"reason": reason, "last_byte_at": _at(last).isoformat()}
-    upload = await claim(svc, who, held, metadata, svc.volume.new_incoming())
-    return await run_in_threadpool(_create_from_upload, svc, actor, upload, key, None, partial)
+    # The parts are the only copy (the phone deleted what the server confirmed): they stay until a
+    # session holding their audio commits. Remuxing also makes a file cut off mid-way (a WAV whose
+    # header promised more) whole up to where it ends.
+    upload = await claim(svc, who, held, metadata, svc.volume.new_incoming(), keep_parts=True)
+    try:
+        made = await run_in_threadpool(_create_from_upload, svc, actor, upload, key, None, partial)
+    except ApiError as exc:
+        raise ApiError(exc.status, exc.code, f"{exc.detail}; what arrived is kept on the server "
+                                             "(GET /v1/uploads lists it)", headers=exc.headers) from exc
+    await discard_parts(svc, who, held)
+    return made
 
 
 def _finish_parts(store: ResumableUploads, owner: uuid.UUID, parts: list[UploadInfo]) -> list[str]:

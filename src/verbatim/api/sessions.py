@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import structlog
 from fastapi import APIRouter, Header, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 from python_multipart.multipart import parse_options_header
 from sqlalchemy import false, select, update
 from sqlalchemy.orm import Session as OrmSession
@@ -23,6 +22,7 @@ from verbatim import audit
 from verbatim.api.break_glass import active_grant
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
+from verbatim.api.session_metadata import SessionMetadata, validate_metadata
 from verbatim.api.tus import claim
 from verbatim.api.upload import METADATA_MAX_BYTES, Upload, receive, require_space
 from verbatim.audit import Actor
@@ -31,87 +31,12 @@ from verbatim.confined import probe_confined
 from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, Session, Transcript
 from verbatim.errors import AudioTooLong, AudioUnreadable, NotFound, SignedNotesBlock
-from verbatim.free_text import check_single_line
 from verbatim.polish.split import THERAPIST, UNASSIGNED, is_gap, unassigned_turns
 from verbatim.record import writer
 from verbatim.states import CAPTURE_SUBJECTS, SessionStatus, display_status
 
 log = structlog.get_logger("verbatim.api")
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-EARLIEST_RECORDING = datetime(2000, 1, 1, tzinfo=UTC)
-RESERVED_ROLES = frozenset({"therapist", "other participant"})
-
-
-class Consent(BaseModel):
-    """The client's consent to recording, attested by the therapist."""
-
-    model_config = ConfigDict(extra="forbid")
-    obtained: Literal[True]
-    method: Literal["verbal", "written", "electronic"]
-    obtained_at: datetime
-
-    @field_validator("obtained_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("obtained_at needs a time zone (e.g. 2026-11-30T10:00:00+00:00)")
-        return value
-
-
-class SessionMetadata(BaseModel):
-    """The ``metadata`` part of an upload."""
-
-    model_config = ConfigDict(extra="forbid")
-    client_ids: list[Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]] = Field(
-        min_length=1, max_length=12
-    )
-    recorded_at: datetime
-    # dictation: the therapist's own memo about one client (the single voice is the therapist).
-    session_type: Literal["individual", "couples", "family", "group", "dictation"]
-    consent: Consent
-
-    @field_validator("client_ids")
-    @classmethod
-    def _distinct_clients(cls, ids: list[str]) -> list[str]:
-        # NFKC first: look-alike forms of one id (full-width letters, ligatures) become one id.
-        ids = [unicodedata.normalize("NFKC", i).strip() for i in ids]
-        for i in ids:
-            if not i:
-                raise ValueError("a client id must not be blank")
-            if any(unicodedata.category(ch) in ("Co", "Cn") for ch in i):
-                raise ValueError("a client id holds a private-use or unassigned character")
-            check_single_line(i)  # controls, lone surrogates, format characters (bidi, zero-width)
-        if len({i.casefold() for i in ids}) != len(ids):
-            raise ValueError("client ids must be distinct")
-        reserved = {i for i in ids if i.casefold() in RESERVED_ROLES or i.casefold() == UNASSIGNED}
-        if reserved:
-            raise ValueError(f"{sorted(reserved)} is a role name, not a client id")
-        return ids
-
-    @model_validator(mode="after")
-    def _clients_fit_the_session_type(self) -> SessionMetadata:
-        if self.session_type == "dictation" and len(self.client_ids) != 1:
-            raise ValueError(f"a dictation is about one client, not {len(self.client_ids)}")
-        if self.session_type == "individual" and len(self.client_ids) != 1:
-            raise ValueError(f"an individual session has one client, not {len(self.client_ids)}; use couples, "
-                             "family or group")
-        if self.session_type == "couples" and len(self.client_ids) != 2:
-            raise ValueError("a couples session has two clients")
-        if self.consent.obtained_at > datetime.now(UTC) + timedelta(minutes=10):
-            raise ValueError("consent.obtained_at is in the future")
-        return self
-
-    @field_validator("recorded_at")
-    @classmethod
-    def _plausible_time(cls, value: datetime) -> datetime:
-        # A recording from before 2000 or from the future is a clock or client bug; refusing it
-        # here also keeps every stored time inside what PostgreSQL and Python both represent.
-        if value.tzinfo is None:
-            raise ValueError("recorded_at needs a time zone (e.g. 2026-11-30T10:00:00+00:00)")
-        if not EARLIEST_RECORDING <= value <= datetime.now(UTC) + timedelta(days=1):
-            raise ValueError("recorded_at must be between 2000-01-01 and now")
-        return value
-
 
 class PartialRecording(BaseModel):
     """A session made from a recording that stopped arriving: what arrived, finished without its end.
@@ -353,15 +278,6 @@ async def create_session(
     return session
 
 
-def _validate_metadata(raw: dict[str, Any]) -> SessionMetadata:
-    """The upload's metadata as SessionMetadata; ApiError 422 (``missing_consent`` or ``invalid_metadata``)."""
-    try:
-        return SessionMetadata.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        code = "missing_consent" if where.startswith("consent") else "invalid_metadata"
-        raise ApiError(422, code, f"metadata.{where}: {first['msg']}") from exc
 
 
 async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
@@ -394,7 +310,7 @@ async def _claim_resumable(request: Request, svc: ServicesDep, who: Principal,
     metadata: dict[str, Any] = value["metadata"]
     # Checked before the claim, because a claim consumes the upload: a typo in the metadata
     # must not cost the therapist an hour of audio sent over a phone network.
-    _validate_metadata(metadata)
+    validate_metadata(metadata)
     if idempotency_key:
         existing = await run_in_threadpool(_by_idempotency, svc, who, idempotency_key)
         info = svc.uploads.info(upload_id)
@@ -449,7 +365,7 @@ def _create_from_upload(svc: Services, actor: Actor, upload: Upload, idempotency
     settings = svc.settings
     session_id = uuid.uuid4()
     try:
-        meta = _validate_metadata(upload.metadata)
+        meta = validate_metadata(upload.metadata)
         if upload.size == 0:
             raise ApiError(422, "empty_audio", "the audio part is empty")
         if sent_digest and sent_digest.strip().lower() != upload.sha256:

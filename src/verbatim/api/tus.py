@@ -28,6 +28,7 @@ import binascii
 import contextlib
 import hashlib
 import hmac
+import json
 import time
 from email.utils import formatdate
 from pathlib import Path
@@ -41,13 +42,14 @@ from starlette.requests import ClientDisconnect
 from verbatim import audit
 from verbatim.api.deps import ActorDep, PrincipalDep, Services, ServicesDep
 from verbatim.api.errors import ApiError
+from verbatim.api.session_metadata import validate_metadata
 from verbatim.api.upload import Upload, require_space
 from verbatim.assemble import assemble
 from verbatim.audit import Actor
 from verbatim.auth import Principal
 from verbatim.db.engine import db_session
 from verbatim.errors import AudioUnreadable, NotFound, SealedDataError, UploadBusy, UploadExpired
-from verbatim.resumable import LockedUpload, ResumableUploads, UploadInfo
+from verbatim.resumable import SESSION_METADATA_KEY, LockedUpload, ResumableUploads, UploadInfo
 from verbatim.sealed import KeyRing, iter_plain
 from verbatim.storage import fsync_dir
 
@@ -315,6 +317,9 @@ async def create_upload(
     limit = svc.settings.max_upload_bytes
     length = _declared_length(request, limit)
     metadata = _decode_metadata(upload_metadata)
+    session_metadata = metadata.get(SESSION_METADATA_KEY)
+    if session_metadata is not None:  # the recorder's: checked now, while the phone can still fix it
+        _check_session_metadata(session_metadata)
     sent = request.headers.get("content-length")
     with_body = sent not in (None, "0") or "chunked" in request.headers.get("transfer-encoding", "").lower()
     if with_body and _content_type(request) != OFFSET_OCTET_STREAM:
@@ -531,7 +536,7 @@ def _audit(svc: Services, actor: Actor, action: str, detail: dict[str, Any]) -> 
 
 
 async def claim(svc: Services, who: Principal, upload_ids: list[str], metadata: dict[str, Any],
-                target: Path) -> Upload:
+                target: Path, keep_parts: bool = False) -> Upload:
     """Take the caller's complete upload(s) for a new session: one recording at ``target``, hashed.
 
     ``target`` is a fresh path under ``incoming/``. One upload is moved there (never copied).
@@ -542,13 +547,18 @@ async def claim(svc: Services, who: Principal, upload_ids: list[str], metadata: 
     404 / 410 / 423 as for HEAD, 409 ``upload_incomplete`` when fewer than Upload-Length bytes
     arrived or ``upload_length_unknown`` when a deferred length was never declared (the
     uploads are left as they are, to be resumed), 422 ``upload_corrupt`` / ``parts_unreadable``.
+
+    ``keep_parts``: the recording is remuxed into ``target`` (one part too) and the uploads stay;
+    the caller discards them (`discard_parts`) once a session holding the audio has committed —
+    for a recording finished with what arrived, whose parts are the only copy (the phone deleted
+    what the server confirmed).
     """
     with contextlib.ExitStack() as held:
         parts = [held.enter_context(await _acquire(svc.uploads, upload_id, who)) for upload_id in upload_ids]
         for locked in parts:
             _require_complete(locked)
         first = parts[0].info
-        if len(parts) == 1:
+        if len(parts) == 1 and not keep_parts:
             await run_in_threadpool(parts[0].move_to, target)
         else:
             paths = [svc.uploads.data_path(locked.info.id) for locked in parts]
@@ -558,8 +568,8 @@ async def claim(svc: Services, who: Principal, upload_ids: list[str], metadata: 
                 raise ApiError(422, "parts_unreadable", f"the parts of the recording cannot be joined ({exc}); "
                                                         "they are kept: send them again or one at a time") from exc
             fsync_dir(target.parent)
-            # The joined recording is durable: only now do its parts go.
-            for locked in parts:
+            # The joined recording is durable: only now do its parts go (or later, by the caller).
+            for locked in parts if not keep_parts else []:
                 await run_in_threadpool(locked.discard)
     try:
         size, digest = await run_in_threadpool(_sha256, target, svc.uploads.ring)
@@ -571,6 +581,37 @@ async def claim(svc: Services, who: Principal, upload_ids: list[str], metadata: 
         target.unlink(missing_ok=True)
         raise
     return Upload(metadata=metadata, audio=target, size=size, sha256=digest, filename=first.metadata.get("filename"))
+
+
+async def discard_parts(svc: Services, who: Principal, upload_ids: list[str]) -> None:
+    """Delete uploads whose audio a committed session now holds (`claim` with ``keep_parts``).
+
+    One already gone is skipped. Raises ApiError 423 when one is still locked after the wait
+    (it stays; the stall sweep, or a second finish, deletes it once its session is found).
+    """
+    for upload_id in upload_ids:
+        try:
+            locked = await _acquire(svc.uploads, upload_id, who)
+        except ApiError as exc:
+            if exc.status in (404, 410):
+                continue
+            raise
+        with locked:
+            await run_in_threadpool(locked.discard)
+
+
+def _check_session_metadata(raw: str) -> None:
+    """ApiError 422 (``invalid_metadata`` / ``missing_consent``) unless ``raw`` is a valid session metadata object."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise _fail(422, "invalid_metadata", "Upload-Metadata 'session' is not JSON") from exc
+    if not isinstance(value, dict):
+        raise _fail(422, "invalid_metadata", "Upload-Metadata 'session' must be a JSON object")
+    try:
+        validate_metadata(value)
+    except ApiError as exc:
+        raise _fail(exc.status, exc.code, f"Upload-Metadata 'session': {exc.detail}") from exc
 
 
 def _require_complete(locked: LockedUpload) -> None:

@@ -11,6 +11,9 @@ from typing import Any
 import structlog
 
 FORBIDDEN_KEYS = frozenset({"text", "transcript", "client_ids", "client_name", "filename", "audio_path"})
+#: libraries whose own INFO/DEBUG lines can carry patient words: fontTools' subsetter lists the
+#: glyphs a PDF uses (a CJK name, letter by letter); pdf and image libraries echo content likewise
+QUIET_LIBRARIES = ("fontTools", "fpdf", "PIL", "pypdf")
 
 
 def scrub(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -32,6 +35,8 @@ class _StderrPrinter:
 def configure(level: str = "INFO", json_output: bool = True) -> None:
     """Configure structlog and the stdlib root logger once per process."""
     logging.basicConfig(stream=sys.stderr, level=level, format="%(message)s", force=True)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(logging.WARNING)
     renderer: Any = structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer()
     structlog.configure(
         processors=[
