@@ -66,6 +66,8 @@ def test_admin_runs_shows_every_unfinished_run_with_its_state_and_no_patient_dat
     assert [i["subject_id"] for i in parked["items"]] == [ids["parked"]]
     bad = api.client.get("/v1/admin/runs?state=sleeping", headers=api.headers(admin))
     assert bad.status_code == 422
+    bad = api.client.get("/v1/admin/runs?kind=bogus", headers=api.headers(admin))  # was 200 and no rows
+    assert bad.status_code == 422 and bad.json()["error"] == "unknown_kind" and "capture" in bad.json()["detail"]
     with db_session(api.settings.database_url or "") as db:
         actions = db.query(AuditEntry.action).filter(AuditEntry.action == "admin_runs_listed").count()
     assert actions == 2

@@ -15,7 +15,7 @@ from verbatim.api.deps import ActorDep, AdminDep, ServicesDep
 from verbatim.api.errors import ApiError
 from verbatim.api.sessions import SessionOut, _out, _outs
 from verbatim.db.engine import db_session
-from verbatim.ops_runs import RunRow, RunState, list_runs
+from verbatim.ops_runs import KINDS, RunRow, RunState, list_runs
 from verbatim.states import DISPLAY_STATUSES
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
@@ -80,7 +80,11 @@ def admin_runs(
 ) -> RunPage:
     """Every unfinished run of every kind, oldest change first, every clinic: kind, subject id, state
     (running, parked, due, overdue, blocked, cancelled), holder (running only), since, next due,
-    deadline, runs used, last fault code. 503 when Redis (the leases) cannot be read. Audited."""
+    deadline, runs used, last fault code. 422 for an unknown kind; 503 when Redis (the leases)
+    cannot be read. Audited."""
+    kinds = [k.kind for k in KINDS]
+    if kind is not None and kind not in kinds:
+        raise ApiError(422, "unknown_kind", f"unknown run kind {kind!r}; choose one of {', '.join(kinds)}")
     try:
         rows = list_runs(svc.repo.url, svc.redis, kind=kind, state=state, limit=limit)
     except redis.RedisError:
