@@ -34,3 +34,10 @@ def test_a_diff_is_laid_out_as_added_removed_and_kept_lines() -> None:
     assert kinds[0] == "hunk" and "same" in kinds
     assert not any(line.startswith(("---", "+++")) for _, line in lines)  # file headers dropped
     assert _diff_lines("") == []
+
+
+def test_a_versions_diff_says_verifier_tags_in_words() -> None:
+    lines = _diff_lines("--- v1\n+++ v2\n@@ -1 +1 @@\n-Client slept well.\n"
+                        "+Client slept well every night. [UNSUPPORTED]")
+    assert lines[-1] == ("add", "+Client slept well every night. (⚠ unsupported: the cited words do not say this)")
+    assert all("[UNSUPPORTED]" not in line for _, line in lines)

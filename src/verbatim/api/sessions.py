@@ -551,8 +551,9 @@ def put_speakers(session_id: uuid.UUID, body: SpeakerMap, svc: ServicesDep, who:
         allowed = {THERAPIST, UNASSIGNED, *row.client_ids}
         bad = {v for v in body.speakers.values() if v not in allowed}
         if bad:
-            raise ApiError(422, "unknown_role",
-                           f"speakers must map to 'therapist', 'unassigned' or a client id, not {sorted(bad)}")
+            # The values are not echoed: a mistyped role may be a client's name.
+            raise ApiError(422, "unknown_role", f"speakers must map to 'therapist', 'unassigned' or one of this "
+                                                f"session's client ids; {len(bad)} value(s) are none of these")
         labels = {t["speaker"] for t in row.published_turns or [] if not is_gap(t)}
         missing = labels - body.speakers.keys()
         if missing:

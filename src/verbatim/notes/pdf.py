@@ -84,7 +84,7 @@ def signed_note(record: SignedRecord, *, evidence: bool = False) -> bytes:
         f"Clinic: {record.clinic}",
         f"Clinician: {record.clinician.signed_name}",
         f"Client: {client}",
-        f"Date of service: {start:%Y-%m-%d}, {start:%H:%M}-{end:%H:%M} {start:%Z} ({record.time_zone})",
+        f"Date of service: {start:%Y-%m-%d}, {start:%H:%M}-{end:%H:%M} {_zone(start, record.time_zone)}",
         f"Session: {record.session_type}, {minutes} min",
         f"Status: {record.status}",
     ]
@@ -113,3 +113,9 @@ def signed_note(record: SignedRecord, *, evidence: bool = False) -> bytes:
 def _clock(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     return f"{m:02d}:{s:02d}"
+
+
+def _zone(at: datetime, name: str) -> str:
+    """The zone as a reader knows it: ``CST (America/Chicago)``; just ``UTC`` when both say so."""
+    abbreviation = f"{at:%Z}"
+    return abbreviation if abbreviation == name else f"{abbreviation} ({name})"

@@ -126,13 +126,22 @@ _KIND_WORDS = {"draft": "Drafted", "edit": "Edited", "review": "Reviewed at sign
                "record_confirmed": "Checked against the current transcript"}
 
 
+#: the stored diff's verifier tags, in the words the note page uses for them
+_TAG_WORDS = {" [UNSUPPORTED]": " (⚠ unsupported: the cited words do not say this)",
+              " [CONTRADICTED]": " (⚠ contradicted by the cited words)"}
+
+
 def _diff_lines(diff: str) -> list[tuple[str, str]]:
-    """A unified diff as (kind, line) for the page: ``add``, ``del``, ``hunk`` or ``same`` (file headers dropped)."""
+    """A unified diff as (kind, line) for the page: ``add``, ``del``, ``hunk`` or ``same`` (file headers
+    dropped; verifier tags said in words)."""
     out = []
     for line in diff.splitlines():
         if line.startswith(("+++", "---")):
             continue
         kind = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
+        for tag, words in _TAG_WORDS.items():
+            if line.endswith(tag):
+                line = line[: -len(tag)] + words
         out.append((kind, line))
     return out
 
