@@ -299,3 +299,22 @@ def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web:
     page.get_by_text("amended").first.wait_for()
     assert status_of(web.settings, note_id) == ("signed", signed[1] + 1)
     assert AFTER_SIGN_OUT in _body_text(web.settings, note_id)
+
+
+def test_a_couples_session_shows_each_clients_note_status(web: Web, alice: str) -> None:
+    """With one client's note drafted, the list said "Draft" for the session: whose, and the other had none?"""
+    from verbatim.notes.run import run_note
+    from verbatim.runtime import build_context
+
+    sid = ready_session(web.settings, DIALOGUE.parent / "family_session.json", therapist="Alice",
+                        clinic="North Clinic")
+    with db_session(web.settings.database_url or "") as db:
+        session = db.get(Session, sid)
+        assert session is not None and session.client_ids == ["client_a", "client_b"]
+        made = request_note(db, web.settings, session, "soap", "client_a")
+    run_note(build_context(web.settings), made.note_id)
+    web.sign_in(alice)
+    page = web.page
+    row = page.locator("#session-rows tr").filter(has=page.locator(f"a[href='/app/sessions/{sid}']"))
+    expect(row.locator("td.note-status")).to_have_text(re.compile(r"client_a: Draft\s*client_b: No note"))
+    expect(row.get_by_role("link", name="Draft", exact=True)).to_have_attribute("href", f"/app/notes/{made.note_id}")
