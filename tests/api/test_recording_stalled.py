@@ -26,17 +26,22 @@ def _b64(value: str) -> str:
     return base64.b64encode(value.encode()).decode()
 
 
-def _recorder_part(api: Api, token: str, recording: str, part: int, data: bytes, *, declare: bool) -> str:
-    """A part as the recorder page sends it: deferred length, the session's metadata in Upload-Metadata."""
-    meta = (f"filetype {_b64('audio/webm')},recording {_b64(recording)},part {_b64(str(part))},"
+def _recorder_part(api: Api, token: str, recording: str, part: int, data: bytes, *, declare: bool,
+                   filetype: str = "audio/webm", patches: int = 1) -> str:
+    """A part as the recorder page sends it: deferred length, the session's metadata in Upload-Metadata;
+    its bytes in ``patches`` PATCHes, the length declared with the last one when ``declare``."""
+    meta = (f"filetype {_b64(filetype)},recording {_b64(recording)},part {_b64(str(part))},"
             f"session {_b64(json.dumps(good_metadata()))}")
     r = api.client.post("/v1/uploads", headers=api.headers(token, **TUS, **{"upload-defer-length": "1",
                                                                              "upload-metadata": meta}))
     assert r.status_code == 201, r.text
     upload_id = str(r.json()["upload_id"])
-    extra = {"upload-length": str(len(data))} if declare else {}
-    r = api.tus_patch(token, upload_id, 0, data, headers=extra)
-    assert r.status_code == 204, r.text
+    step = -(-len(data) // patches)
+    for offset in range(0, len(data), step):
+        last = offset + step >= len(data)
+        extra = {"upload-length": str(len(data))} if declare and last else {}
+        r = api.tus_patch(token, upload_id, offset, data[offset:offset + step], headers=extra)
+        assert r.status_code == 204, r.text
     return upload_id
 
 
@@ -131,24 +136,12 @@ def test_an_upload_without_session_metadata_is_not_finished_into_a_session(api: 
     assert api.tus_head(alice, upload_id).status_code == 200  # nothing lost
 
 
-def _wav_part(api: Api, token: str, recording: str, data: bytes) -> str:
-    """A deferred-length part of a WAV sent as it was written: its header promises the whole file."""
-    meta = (f"filetype {_b64('audio/wav')},recording {_b64(recording)},part {_b64('0')},"
-            f"session {_b64(json.dumps(good_metadata()))}")
-    r = api.client.post("/v1/uploads", headers=api.headers(token, **TUS, **{"upload-defer-length": "1",
-                                                                             "upload-metadata": meta}))
-    assert r.status_code == 201, r.text
-    upload_id = str(r.json()["upload_id"])
-    half = len(data) // 2
-    for offset, piece in ((0, data[:half]), (half, data[half:])):
-        assert api.tus_patch(token, upload_id, offset, piece).status_code == 204
-    return upload_id
-
-
 def test_a_file_cut_off_mid_way_is_finished_up_to_where_it_ends(api: Api, alice: str) -> None:
     """Finishing a WAV whose header promises more than arrived made a 422 and deleted every byte."""
     wav = (Path(__file__).resolve().parents[2] / "samples" / "jfk.wav").read_bytes()
-    cut = _wav_part(api, alice, uuid.uuid4().hex, wav[: len(wav) // 2])
+    # Its header promises the whole file, as a WAV sent while it was written does.
+    cut = _recorder_part(api, alice, uuid.uuid4().hex, 0, wav[: len(wav) // 2], declare=False,
+                         filetype="audio/wav", patches=2)
     done = api.client.post(f"/v1/uploads/{cut}/finish", headers=api.headers(alice))
     assert done.status_code == 201, done.text
     full_s = (len(wav) - 44) / (16_000 * 2)
@@ -158,7 +151,8 @@ def test_a_file_cut_off_mid_way_is_finished_up_to_where_it_ends(api: Api, alice:
 
 def test_a_finish_the_check_refuses_keeps_what_arrived(api: Api, alice: str) -> None:
     """Bytes no decoder reads are refused with a 4xx — and kept, listed, finishable again."""
-    junk = _wav_part(api, alice, uuid.uuid4().hex, os.urandom(64 * 1024))
+    junk = _recorder_part(api, alice, uuid.uuid4().hex, 0, os.urandom(64 * 1024), declare=False,
+                          filetype="audio/wav", patches=2)
     for _ in range(2):
         refused = api.client.post(f"/v1/uploads/{junk}/finish", headers=api.headers(alice))
         assert 400 <= refused.status_code < 500 and refused.status_code != 404, refused.text
