@@ -24,9 +24,10 @@ Figures (last stdout line, one JSON object):
 * ``kills_survived``: kills after which the page found the recording and it went on (int);
 * ``offline_periods``: cuts the page recorded through and caught up after (int);
 * ``max_gap_s``: the longest stretch of audio the browser had captured (while it was alive and
-  recording) missing from the session's assembled recording, found by aligning the recording with
-  the source (log-energy envelopes, 10 ms frames; each part's place by cross-correlation, then
-  every 2 s window of it checked at that place);
+  recording: each part from where its audio aligns, for as long as the page's recorder clock ran,
+  read just before the kill or the finish) missing from the session's assembled recording, found
+  by aligning the recording with the source (log-energy envelopes, 10 ms frames; each part's place
+  by cross-correlation, then every 2 s window of it checked at that place);
 * ``downtime_s``: time the browser was dead or not yet recording again (no recorder captures that);
 * ``wer_delta``: the session's WER minus a direct upload's of the same source file, both over the
   audio the browser captured (the reference: turns with most of their span captured; the direct
@@ -280,6 +281,16 @@ def page_figures(page: Page) -> dict[str, Any]:
     return figures
 
 
+def part_recorded_s(page: Page) -> float:
+    """Seconds the current part has recorded, by the page's recorder clock (MediaRecorder running)."""
+    value: float = page.evaluate("""() => {
+        const r = document.getElementById('recorder');
+        const running = r.dataset.state === 'recording' ? Date.now() - Number(r.dataset.elapsedAt) : 0;
+        return (Number(r.dataset.elapsedMs) + running - Number(r.dataset.partFromMs)) / 1000;
+    }""")
+    return value
+
+
 def parts_saved(page: Page) -> list[int]:
     """Chunks (seconds) saved on the device for each part of the unfinished recording."""
     counts: list[int] = page.evaluate("""() => new Promise((resolve, reject) => {
@@ -385,7 +396,7 @@ def record(args: argparse.Namespace, api: ApiProcess, phone: Phone, token: str, 
     sign_in(page, api.url, token)
     start_recording(page)
     clock.since = time.monotonic()
-    captured: list[tuple[float, float]] = []
+    captured: list[tuple[float, float, float]] = []  # (estimated start, bench clock at end, recorder s)
     lags: list[float] = []
     downtime = 0.0
     kills = offline = 0
@@ -403,7 +414,7 @@ def record(args: argparse.Namespace, api: ApiProcess, phone: Phone, token: str, 
             offline += 1
             continue
         killed_at = clock.now()
-        captured.append((part_start, killed_at))
+        captured.append((part_start, killed_at, part_recorded_s(page)))
         dead_since = time.monotonic()
         phone.kill()
         time.sleep(args.dead_s)
@@ -419,7 +430,7 @@ def record(args: argparse.Namespace, api: ApiProcess, phone: Phone, token: str, 
         downtime += time.monotonic() - dead_since
         kills += 1
     sleep_until(clock, end_at, page, lags, sample=True)
-    captured.append((part_start, clock.now()))
+    captured.append((part_start, clock.now(), part_recorded_s(page)))
     parts = parts_saved(page)
     total = saved_chunks(page)
     sid = finish_and_open_session(page)
@@ -440,12 +451,14 @@ def score(figures: dict[str, Any], recording: np.ndarray, source: np.ndarray, tu
     covered = covered_spans(recording * 32768.0, source, parts_s)
     captured: list[tuple[float, float]] = []
     max_gap = 0.0
-    for (est_start, end), spans in zip(figures["captured"], covered, strict=True):
+    for (est_start, end, recorded_s), spans in zip(figures["captured"], covered, strict=True):
         if not spans:
             continue
-        # Where this part's microphone really began is where its audio aligns; it ran until the kill.
+        # Where this part's microphone really began is where its audio aligns; it captured for as
+        # long as the page's recorder clock ran (read just before the kill), not the bench's clock.
         start = spans[0][0]
-        span = (start, start + (end - est_start))
+        span = (start, start + recorded_s)
+        print(f"  (the bench's clock says {end - est_start:.1f} s, the recorder's {recorded_s:.1f} s)", flush=True)
         captured.append(span)
         gap = longest_missing(span, spans)
         print(f"part captured {span[0]:.1f}–{span[1]:.1f} s of the source; held {sum(b - a for a, b in spans):.1f} s; "

@@ -110,6 +110,10 @@
     ui.network.textContent = online ? "connected" : "offline — recording continues on this device";
     root.dataset.waiting = String(waiting);
     root.dataset.online = online ? "yes" : "no";
+    // The recorder's own clock, for a reader outside the page (the recorder bench): elapsed ms as
+    // of elapsedAt, and where the current part began on it.
+    root.dataset.elapsedMs = String(elapsedMs());
+    root.dataset.elapsedAt = String(Date.now());
   }
 
   // --- recording ------------------------------------------------------------------------------
@@ -152,6 +156,7 @@
     const type = pickType();
     recorder = new MediaRecorder(stream, type ? { mimeType: type, audioBitsPerSecond: 32000 } : {});
     rec.parts.push({ uploadUrl: null, offset: 0, written: 0, nextSeq: 0, mime: recorder.mimeType || type, closed: false });
+    root.dataset.partFromMs = String(rec.elapsedMs);
     rec.state = "recording";
     await putRecording(rec);
     const part = rec.parts.length - 1;
