@@ -51,7 +51,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import wave
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from verbatim.asr_server.engine import transcribe
+from verbatim.asr_server.pcm_wav import read_pcm16, write_pcm16
 from verbatim.asr_server.scoring import (
     Turn,
     diarization_errors,
@@ -106,19 +106,13 @@ def load_manifest(path: Path) -> list[Item]:
 
 
 def read_wav(path: Path) -> np.ndarray:
-    """16 kHz mono 16-bit WAV samples (int16)."""
-    with wave.open(str(path)) as w:
-        if (w.getframerate(), w.getnchannels(), w.getsampwidth()) != (RATE, 1, 2):
-            raise SystemExit(f"{path}: expected 16 kHz mono 16-bit WAV")
-        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    """16 kHz mono 16-bit WAV samples (int16); a set in another format ends the bench with its name."""
+    try:
+        return read_pcm16(path)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
-def write_wav(path: Path, pcm: np.ndarray) -> None:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(pcm.astype("<i2").tobytes())
 
 
 def words_in(results: list[dict[str, Any]], start: float, end: float) -> list[dict[str, Any]]:
@@ -159,7 +153,7 @@ def long_run(items: list[Item], minutes: float, alone: dict[str, list[dict[str, 
                 break
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "long.wav"
-        write_wav(path, np.concatenate(pieces))
+        write_pcm16(path, np.concatenate(pieces))
         del pieces
         c0 = time.process_time()
         results = transcribe(path, diarization="none")
@@ -192,7 +186,7 @@ def peak_rss_60min(items: list[Item]) -> float:
     pcm = np.tile(one_round, int(np.ceil(3600 * RATE / one_round.size)))[: 3600 * RATE]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "hour.wav"
-        write_wav(path, pcm)
+        write_pcm16(path, pcm)
         del pcm, one_round
         code = ("import sys; from verbatim.asr_server.engine import transcribe; "
                 "r = transcribe(sys.argv[1], max_speakers=4); print(sum(x['type'] == 'word' for x in r))")

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from verbatim.asr_server.pcm_wav import write_pcm16
+
 RATE = 16000
 
 FLIP_PAIRS = [
@@ -74,12 +76,6 @@ def _say(engine: str, voice: str, text: str, out: Path, pitch: int | None = None
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
-def _write(path: Path, pcm: np.ndarray) -> None:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(pcm.astype("<i2").tobytes())
 
 
 def flips(out: Path) -> None:
@@ -91,7 +87,7 @@ def flips(out: Path) -> None:
                 name = f"flip{p:02d}_{engine}_{voice.replace('+', '-')}_{'ab'[side]}.wav"
                 pcm = _say(engine, voice, text, out / name)
                 pad = np.zeros(RATE // 4, dtype=np.int16)
-                _write(out / name, np.concatenate([pad, pcm, pad]))
+                write_pcm16(out / name, np.concatenate([pad, pcm, pad]))
                 items.append({"id": name.removesuffix(".wav"), "audio": name, "text": text,
                               "flip_words": [word], "synthetic": True})
     (out / "manifest.json").write_text(json.dumps({"items": items}, indent=1))
@@ -116,7 +112,7 @@ def alike(out: Path) -> None:
             turns.append({"speaker": speaker, "start_s": pos / RATE, "end_s": (pos + pcm.size) / RATE, "text": text})
             pieces.append(pcm)
             pos += pcm.size
-    _write(out / "couples_alike.wav", np.concatenate(pieces))
+    write_pcm16(out / "couples_alike.wav", np.concatenate(pieces))
     item = {"id": "couples_alike", "audio": "couples_alike.wav", "text": " ".join(text for _, text in ALIKE_SCRIPT),
             "turns": turns, "speakers": 3, "synthetic": True}
     (out / "manifest.json").write_text(json.dumps({"items": [item]}, indent=1))

@@ -635,6 +635,29 @@ def _clinic_id(db: object, clinic: str) -> uuid.UUID:
     return found
 
 
+def _update_therapist(clinic: str, name: str, fields: Callable[[Any, uuid.UUID], dict[str, object]]) -> None:
+    """Set ``fields(db, clinic_id)`` on the clinic's therapist ``name``, audited ``therapist_updated``
+    (ids and field names only) in the same transaction; exit 2 with the reason when refused."""
+    from verbatim import audit, staff
+    from verbatim.db.engine import db_session
+    from verbatim.errors import StaffInvalid
+
+    database_url, _ = _urls()
+    try:
+        with db_session(database_url) as db:
+            clinic_id = _clinic_id(db, clinic)
+            therapist_id = staff.therapist_named(db, clinic_id, name)
+            values = fields(db, clinic_id)
+            staff.update_therapist(db, clinic_id, therapist_id, **values)
+            detail: dict[str, object] = {"therapist_id": str(therapist_id), "fields": sorted(values), "via": "cli"}
+            if "supervisor_id" in values:
+                detail["supervisor_id"] = str(values["supervisor_id"]) if values["supervisor_id"] else None
+            audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail=detail)
+    except StaffInvalid as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+
+
 @clinic_app.command("supervisor")
 def clinic_supervisor(
     clinic: Annotated[str, typer.Option(help="Clinic name")],
@@ -643,26 +666,16 @@ def clinic_supervisor(
     clear: Annotated[bool, typer.Option("--clear", help="Remove the trainee's supervisor")] = False,
 ) -> None:
     """Name the therapist who co-signs a trainee's notes (the only one who can). Audited."""
-    from verbatim import audit, staff
-    from verbatim.db.engine import db_session
-    from verbatim.errors import StaffInvalid
+    from verbatim import staff
 
     if (supervisor is None) == (not clear):
         console.print("[red]give --supervisor NAME, or --clear[/red]")
         raise typer.Exit(2)
-    database_url, _ = _urls()
-    try:
-        with db_session(database_url) as db:
-            clinic_id = _clinic_id(db, clinic)
-            trainee_id = staff.therapist_named(db, clinic_id, trainee)
-            supervisor_id = staff.therapist_named(db, clinic_id, supervisor) if supervisor else None
-            staff.update_therapist(db, clinic_id, trainee_id, supervisor_id=supervisor_id)
-            audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail={
-                "therapist_id": str(trainee_id), "fields": ["supervisor_id"], "via": "cli",
-                "supervisor_id": str(supervisor_id) if supervisor_id else None})
-    except StaffInvalid as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from exc
+
+    def fields(db: Any, clinic_id: uuid.UUID) -> dict[str, object]:
+        return {"supervisor_id": staff.therapist_named(db, clinic_id, supervisor) if supervisor else None}
+
+    _update_therapist(clinic, trainee, fields)
     console.print(f"{trainee}: " + (f"notes co-signed by {supervisor}" if supervisor else "no supervisor"))
 
 
@@ -674,26 +687,12 @@ def clinic_therapist(
     credentials: Annotated[str | None, typer.Option(help='e.g. "LCSW"')] = None,
 ) -> None:
     """Set how exports name a clinician (display name and credentials). Audited."""
-    from verbatim import audit, staff
-    from verbatim.db.engine import db_session
-    from verbatim.errors import StaffInvalid
-
     given: dict[str, object] = {k: v for k, v in (("display_name", display_name), ("credentials", credentials))
                                 if v is not None}
     if not given:
         console.print("[red]give --display-name and/or --credentials[/red]")
         raise typer.Exit(2)
-    database_url, _ = _urls()
-    try:
-        with db_session(database_url) as db:
-            clinic_id = _clinic_id(db, clinic)
-            therapist_id = staff.therapist_named(db, clinic_id, name)
-            staff.update_therapist(db, clinic_id, therapist_id, **given)
-            audit.record_system(db, "therapist_updated", clinic_id=clinic_id, detail={
-                "therapist_id": str(therapist_id), "fields": sorted(given), "via": "cli"})
-    except StaffInvalid as exc:
-        console.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from exc
+    _update_therapist(clinic, name, lambda _db, _clinic_id: given)
     console.print(f"{name}: exports name them {display_name or name}" + (f", {credentials}" if credentials else ""))
 
 

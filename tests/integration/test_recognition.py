@@ -7,7 +7,6 @@ like the service does, so the whole module takes well under a minute.
 from __future__ import annotations
 
 import multiprocessing
-import wave
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 from verbatim.asr_server.engine import transcribe
+from verbatim.asr_server.pcm_wav import read_pcm16, write_pcm16
 from verbatim.asr_server.scoring import (
     Turn,
     flag_scores,
@@ -35,17 +35,8 @@ FAMILY_MAX_2 = 2
 MAX_SPEAKERS = {"family_session": 4}  # more than the three voices: the count must come from the audio
 
 
-def _read(path: Path) -> np.ndarray:
-    with wave.open(str(path)) as w:
-        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
 
 
-def _write(path: Path, pcm: np.ndarray) -> None:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes(pcm.astype("<i2").tobytes())
 
 
 Case = tuple[list[dict[str, Any]], list[Turn]]
@@ -72,9 +63,9 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
             if gap is None:
                 jobs[name] = (SAMPLES / f"{name}.wav", turns)
                 continue
-            pcm, cut = splice_turns(_read(SAMPLES / f"{name}.wav"), turns, gap)
+            pcm, cut = splice_turns(read_pcm16(SAMPLES / f"{name}.wav"), turns, gap)
             path = tmp / f"{name}_gap{gap}.wav"
-            _write(path, pcm)
+            write_pcm16(path, pcm)
             jobs[f"{name}_gap{gap}"] = (path, cut)
     # Longest first so the two workers finish together.
     order = sorted(jobs, key=lambda k: -jobs[k][0].stat().st_size)
@@ -169,7 +160,7 @@ def test_rejects_unsupported_options() -> None:
 
 def test_silence_gives_no_words(tmp_path: Path) -> None:
     path = tmp_path / "silence.wav"
-    _write(path, np.zeros(16000 * 3, dtype=np.int16))
+    write_pcm16(path, np.zeros(16000 * 3, dtype=np.int16))
     assert transcribe(path) == []
 
 
