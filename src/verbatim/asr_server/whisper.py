@@ -79,6 +79,10 @@ def verify_model() -> Path:
     return folder
 
 
+#: seed of the sampling in Whisper's temperature fallback (a re-decode of a doubtful window)
+FALLBACK_SEED = 7
+
+
 def _whisper() -> Any:
     with _lock:
         if "m" not in _model:
@@ -106,8 +110,13 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     """
     from verbatim.asr_server.engine import Word
 
+    import ctranslate2
+
     model = _whisper()
     _last.encoded = None
+    # Whisper's temperature fallback samples: a fixed seed per window makes the same audio give the
+    # same words on every run and in every pool process (one model per process, so no one else draws).
+    ctranslate2.set_random_seed(FALLBACK_SEED)
     segments, _ = model.transcribe(
         audio.astype(np.float32, copy=False), language="en", beam_size=5, word_timestamps=True,
         # Each window on its own: a hallucinated phrase cannot feed the next window.
