@@ -22,8 +22,8 @@ the sweeper) from both. Measured:
   writing worker took — its connections carry its name as ``application_name`` — and the highest
   token committed when the write ran);
 - ``recovery_over_lease_max``: for every lease that expired instead of being released, the time
-  from its holder's last renewal (the lease's TTL seen to jump back up; Redis polled every 0.25 s)
-  to another run's lease on the same session, divided by the lease TTL. The sweep tick is
+  from its holder's last renewal to another run's lease on the same session (both seen by Redis
+  keyspace notifications), divided by the lease TTL. The sweep tick is
   ``VERBATIM_SWEEP_TICK_S`` (2 s by default: the production tick); the lease 60 s, heartbeat 15 s.
 
 Prints the scenario table; last stdout line one JSON object. ``--quick`` uses test timings
@@ -199,66 +199,67 @@ STALE = "SELECT count(*) FROM drill_writes WHERE token IS NOT NULL AND committed
 
 @dataclass
 class LeaseWatch:
-    """Polls every ``lease:<session>`` key; records takeovers after an expiry (not a release)."""
+    """Follows every ``lease:<session>`` key by Redis keyspace notifications; records takeovers.
+
+    A lease that *expired* (Redis's ``expired`` event, never a ``del``) and is then SET again is
+    a takeover; its recovery time runs from the old lease's last SET or renewal (``set`` /
+    ``expire`` events) to the new SET. Notifications are pushed, so a takeover run that holds its
+    lease for a few milliseconds (the job was already done) is seen too, as a poll would not.
+    The drill's Redis is its own: the watcher turns notifications on there.
+    """
 
     client: redis.Redis
     ttl_s: float
-    period_s: float = 0.25
     takeovers: list[tuple[str, float]] = field(default_factory=list)  # (session, seconds)
-    _seen: dict[str, tuple[bytes, float, int, float]] = field(default_factory=dict)  # token, renewed, pttl, seen
-    _ended: dict[str, tuple[bytes, float, bool]] = field(default_factory=dict)  # token, renewed, expired
+    events: list[str] = field(default_factory=list)  #: what the watcher saw, for the --keep logs
+    failures: int = 0  #: times the notification connection broke (then re-subscribed)
+    _renewed: dict[str, float] = field(default_factory=dict)  # session → last SET or renewal (monotonic)
+    _expired: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _ready: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
         threading.Thread(target=self._loop, daemon=True).start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the lease watcher could not subscribe to the drill's Redis")
 
     def stop(self) -> None:
         self._stop.set()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.period_s):
-            with suppress(redis.RedisError):
-                self._poll()
+        db = self.client.connection_pool.connection_kwargs.get("db", 0)
+        while not self._stop.is_set():
+            try:
+                # K: keyspace channel; g: del/expire; x: expired; $: set.
+                self.client.config_set("notify-keyspace-events", "Kgx$")
+                pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+                pubsub.psubscribe(f"__keyspace@{db}__:lease:*")
+                self._ready.set()
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=0.25)
+                    if message is not None:
+                        self._seen(message["channel"].decode().split(":", 1)[1], message["data"].decode())
+            except redis.RedisError:
+                self.failures += 1
+                self._stop.wait(0.5)
 
-    def _poll(self) -> None:
-        now = time.monotonic()
-        keys = [k for k in self.client.scan_iter(match="lease:*", count=500)
-                if k.count(b":") == 1]  # capture leases only (lease:<session>)
-        pipe = self.client.pipeline()
-        for k in keys:
-            pipe.get(k)
-            pipe.pttl(k)
-        values = pipe.execute()
-        present = set()
-        for i, k in enumerate(keys):
-            token, pttl = values[2 * i], values[2 * i + 1]
-            if token is None or pttl < 0:
-                continue
-            sid = k.decode().split(":", 1)[1]
-            present.add(sid)
-            old = self._seen.get(sid)
-            if old is None or old[0] != token:
-                # A new token where the old one was: the old lease ended between two polls; it
-                # expired if its time had run out by now (a poll can come late on a loaded machine).
-                ended = self._ended.pop(sid, None) if old is None else (old[0], old[1], self._ran_out(old, now))
-                if ended is not None and ended[2] and ended[0] != token:
-                    self.takeovers.append((sid, now - ended[1]))
-                # A lease is SET with its full TTL: when first seen, it was renewed ttl - pttl ago.
-                self._seen[sid] = (token, now - (self.ttl_s * 1000 - pttl) / 1000, pttl, now)
-            elif pttl > old[2] + 200:  # the heartbeat renewed it
-                self._seen[sid] = (token, now - (self.ttl_s * 1000 - pttl) / 1000, pttl, now)
-            else:
-                self._seen[sid] = (token, old[1], pttl, now)
-        for sid in list(self._seen):
-            if sid not in present:
-                last = self._seen.pop(sid)
-                # Gone within a poll of its expiry: it expired; else it was released (deleted).
-                self._ended[sid] = (last[0], last[1], self._ran_out(last, now))
-
-    def _ran_out(self, last: tuple[bytes, float, int, float], now: float) -> bool:
-        """Whether a lease last seen as ``last`` (token, renewed, pttl ms, seen) had run out by ``now``, ± a poll."""
-        _, _, pttl, seen = last
-        return pttl - (now - seen) * 1000 < self.period_s * 2000
+    def _seen(self, key: str, event: str) -> None:
+        if key.count(":") != 1:  # capture leases only (lease:<session>)
+            return
+        sid, now = key.split(":", 1)[1], time.monotonic()
+        self.events.append(f"{now:.3f} {sid} {event}")
+        if event == "set":
+            if sid in self._expired and sid in self._renewed:
+                self.takeovers.append((sid, now - self._renewed[sid]))
+            self._expired.discard(sid)
+            self._renewed[sid] = now
+        elif event == "expire":  # the heartbeat's PEXPIRE (and SET's own PX)
+            self._renewed[sid] = now
+        elif event == "expired":
+            self._expired.add(sid)
+        elif event == "del":  # released by its run: not a takeover when SET again
+            self._expired.discard(sid)
+            self._renewed.pop(sid, None)
 
 
 # --- the drill --------------------------------------------------------------------------------
@@ -499,7 +500,7 @@ class Drill:
         from verbatim.auth import create_token
 
         token = create_token(self.admin_url, therapist="Drill", clinic="Drill", expires_in_days=1)
-        watch = LeaseWatch(redis.Redis.from_url(self.redis_url, socket_timeout=2), self.t.lease_ttl_s)
+        watch = LeaseWatch(redis.Redis.from_url(self.redis_url, socket_timeout=5), self.t.lease_ttl_s)
         watch.start()
         outcomes = []
         try:
@@ -510,6 +511,9 @@ class Drill:
                       f"{o.takeovers} takeovers", flush=True)
         finally:
             watch.stop()
+            (self.work / "lease-watch.log").write_text("\n".join(watch.events) + "\n")
+            if watch.failures:
+                print(f"lease watcher: its connection broke {watch.failures} times (re-subscribed)", flush=True)
         with psycopg.connect(self._conninfo(), autocommit=True) as db:
             stale = db.execute(STALE).fetchone()[0]  # type: ignore[index]
             writes = db.execute("SELECT count(*) FROM drill_writes").fetchone()[0]  # type: ignore[index]

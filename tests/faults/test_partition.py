@@ -25,12 +25,14 @@ pytestmark = [
 
 
 def test_three_partitions_lose_nothing_and_commit_no_stale_write() -> None:
-    with drill(QUICK, sessions=6, workers_per_host=2) as d:
+    # w1 holds 2 runs, w2 (4 workers) takes the other 2: two workers free to take over, so a
+    # takeover waits for the lease only.
+    with drill(QUICK, sessions=4, workers_per_host=2) as d:
         result = d.run()
-    assert result["partitions"] == 3 and result["sessions"] == 18
+    assert result["partitions"] == 3 and result["sessions"] == 12
     assert result["sessions_lost"] == 0
     assert result["stale_writes"] == 0
     # The Redis cut left a run without renewals past its lease: another worker took it over…
     assert result["takeovers"] >= 1
-    # …and not before the lease expired (the watcher polls every 0.25 s: allow one poll's error).
+    # …and not before the lease expired (the watcher hears of renewals a little late under load).
     assert result["recovery_over_lease_min"] >= 1 - 0.25 / QUICK.lease_ttl_s
