@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from verbatim.asr_server import vad, whisper, windows
-from verbatim.asr_server.engine import Word, transcribe
+from verbatim.asr_server.engine import Word, heard_in_speech, transcribe
 from verbatim.audio import decode_pcm16k
 from verbatim.recognizer.turns import INAUDIBLE, NO_SPEAKER, results_to_turns
 
@@ -134,3 +134,29 @@ def test_uncovered_ignores_short_stretches_and_bridges_short_pauses() -> None:
     stretches = windows.uncovered(speech, [])
     assert [(s.start, s.end) for s in stretches] == [(300, 560)]
     assert windows.uncovered(speech, [(3.0, 5.6)]) == []
+
+
+def _mask(seconds: float, *spans: tuple[float, float]) -> np.ndarray:
+    speech = np.zeros(int(round(seconds * 100)), dtype=bool)
+    for a, b in spans:
+        speech[int(round(a * 100)) : int(round(b * 100))] = True
+    return speech
+
+
+def _word(text: str, start: float, end: float) -> Word:
+    return Word(text=text, start_s=start, end_s=end, confidence=0.9)
+
+
+def test_a_word_whisper_timed_just_past_its_speech_is_kept() -> None:
+    # jfk.wav as our detector hears it: "ask" is 3.30-3.74 s, "not" 3.99-4.34 s; Whisper timed
+    # "ask" at 3.72-3.88 s, almost all in the pause between them.
+    speech = _mask(6, (3.30, 3.74), (3.99, 4.34))
+    words = [_word("ask", 3.72, 3.88), _word("not", 3.88, 4.52)]
+    assert [w.text for w in heard_in_speech(words, speech)] == ["ask", "not"]
+
+
+def test_a_word_invented_in_a_pause_is_still_dropped() -> None:
+    speech = _mask(10, (1.0, 2.0), (7.0, 8.0))
+    words = [_word("one", 1.0, 2.0), _word("thank", 4.0, 4.4), _word("you", 2.05, 2.3), _word("two", 7.0, 8.0)]
+    # "thank": seconds from any speech; "you": beside speech that "one" already explains.
+    assert [w.text for w in heard_in_speech(words, speech)] == ["one", "two"]

@@ -60,6 +60,8 @@ MIN_TURN_S = 1.0
 (the diarizer places changes to ~0.2–0.4 s): it keeps its own label — never handed to the voice
 around it, which may be the therapist's — and is tagged ``speaker_uncertain`` for review."""
 _FRAME_S = 0.01
+#: a word is heard in speech when at least this share of its frames is speech (else Whisper invented it)
+MIN_VOICED_SHARE = 0.2
 _DIARIZATION_MODES = ("speaker", "none")
 _PRONOUN_I = frozenset({"i", "i'm", "i'll", "i've", "i'd"})
 
@@ -177,8 +179,7 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
                        for w in heard]
             # The context before a window's own part was kept from the previous window.
             own = (keep_from if keep_from is not None else span.start) * _FRAME_S
-            # Whisper also invents words in pauses: keep only words our speech detection hears as speech.
-            return [w for w in shifted if (w.start_s + w.end_s) / 2 >= own and _voiced_share(w, speech) >= 0.2]
+            return heard_in_speech([w for w in shifted if (w.start_s + w.end_s) / 2 >= own], speech)
 
         words = [w for win in windows.decoding_windows(speech)
                  for w in decode(vad.Span(win.context, win.end), False, win.start)]
@@ -201,6 +202,39 @@ def _words(audio: np.ndarray, speech: np.ndarray, changes: np.ndarray | None) ->
         gaps += [Gap(round(base + r.start * _FRAME_S, 2), round(base + r.end * _FRAME_S, 2)) for r in rest]
     words.sort(key=lambda w: w.start_s)
     return words, gaps
+
+
+def heard_in_speech(words: list[Word], speech: np.ndarray) -> list[Word]:
+    """The ``words`` (seconds) our speech detection (``speech``: one bool per 10 ms frame) bears out.
+
+    Whisper also invents words in pauses: a word is kept when at least ``MIN_VOICED_SHARE`` of its
+    frames are speech — or, since Whisper's word times drift by a few hundred ms, when it sits next
+    to speech that no such word explains (an "ask" timed just after the "ask" it heard).
+    """
+    voiced = [w for w in words if _voiced_share(w, speech) >= MIN_VOICED_SHARE]
+    kept = {id(w) for w in voiced}
+    return [w for w in words if id(w) in kept or _next_to_unexplained_speech(w, voiced, speech)]
+
+
+def _next_to_unexplained_speech(word: Word, kept: list[Word], speech: np.ndarray) -> bool:
+    """Whether speech within ``windows.WORD_REACH_S`` of ``word`` lies outside every ``kept`` word.
+
+    At least ``MIN_VOICED_SHARE`` of the word's own length (10 ms frames) must be such speech, so a
+    word Whisper invented in a long pause, or beside a word that already explains the speech
+    there, is still dropped.
+    """
+    reach = windows.WORD_REACH_S
+    a = max(0, int(round((word.start_s - reach) / _FRAME_S)))
+    b = min(len(speech), int(round((word.end_s + reach) / _FRAME_S)))
+    if b <= a:
+        return False
+    free = speech[a:b].copy()
+    for other in kept:
+        lo, hi = int(round(other.start_s / _FRAME_S)) - a, int(round(other.end_s / _FRAME_S)) - a
+        if hi > 0 and lo < b - a:
+            free[max(0, lo):max(0, hi)] = False
+    own = max(1, int(round((word.end_s - word.start_s) / _FRAME_S)))
+    return int(free.sum()) >= MIN_VOICED_SHARE * own
 
 
 def _voiced_share(word: Word, speech: np.ndarray) -> float:
