@@ -15,7 +15,7 @@ from verbatim.notes.drafter import OfflineDrafter
 from verbatim.notes.evidence import units
 from verbatim.notes.formats import sections_of
 from verbatim.notes.render import plain_text
-from verbatim.notes.risk import NOTHING_DETECTED, answer, flags
+from verbatim.notes.risk import NOTHING_DETECTED, answer, flags, normalise
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +83,18 @@ def test_negation_is_scoped_to_what_it_negates() -> None:
     for text in ("I would never hurt myself.", "I'd never kill myself, I have my kids.", "I'm not suicidal."):
         risk = said(text)
         assert not risk["flags"] and risk["denials"], (text, risk)
+
+
+def test_contractions_written_without_apostrophes_read_as_contractions() -> None:
+    # Recognizer or typed text drops apostrophes ("i dont", "cant"): the negation still scopes,
+    # and a risk phrase written with a contraction still matches.
+    for text in ("i dont want to kill myself", "i wouldnt ever hurt myself", "nah i didnt try to kill myself"):
+        risk = said(text)
+        assert not risk["flags"] and risk["denials"], (text, risk)
+    for text in ("i cant keep living like this", "i cant see any reason to keep living",
+                 "whats the point of living"):
+        assert cats(said(text)["flags"]) == {"suicide"}, text
+    assert normalise("i dont know, im tired, its late") == "i don't know, i'm tired, its late"
 
 
 def test_a_denial_then_a_disclosure_is_a_flag_and_the_note_does_not_say_denies() -> None:

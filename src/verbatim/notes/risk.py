@@ -106,10 +106,33 @@ coworker classmate parents family someone somebody people patient student
 """))
 
 
+#: contractions a recognizer or a hurried typist writes without their apostrophe ("i dont", "cant",
+#: "im"): restored, so negation scope and every pattern read them as written English. Only forms
+#: that are not also words of their own ("wont", "ill", "were", "its", "id", "hell" are left alone).
+_BARE_CONTRACTION = re.compile(
+    r"\b(do|does|did|ca|could|would|should|is|are|was|were|have|has|had|ai|must|need)nt\b"
+    r"|\b(i)m\b|\b(i|you|they|we)ve\b|\b(you|they)re\b|\b(that|what|there|she|he|it)s(?=\s+(?:a|an|the|not|no|"
+    r"been|going|gonna|gone|just|so|all|what|when|like|how|why|really|never|always|my|me|him|her|it|okay|ok)\b)")
+
+
+def _restore(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return {"ca": "can't", "ai": "ain't"}.get(m.group(1), m.group(1) + "n't")
+    if m.group(2) is not None:
+        return "i'm"
+    if m.group(3) is not None:
+        return m.group(3) + "'ve"
+    if m.group(4) is not None:
+        return m.group(4) + "'re"
+    return m.group(5) + "'s"
+
+
 def normalise(text: str) -> str:
-    """Lower case, straight apostrophes, "gon na" → "gonna", no comma between negation adverbs."""
+    """Lower case, straight apostrophes, "gon na" → "gonna", apostrophe-less contractions restored
+    ("i dont" → "i don't", "cant" → "can't"), no comma between negation adverbs."""
     out = tx.tidy(text).replace("’", "'").replace("‘", "'").lower()
     out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
+    out = _BARE_CONTRACTION.sub(_restore, out)
     return _ADVERB_COMMA.sub(r"\1 ", out)
 
 
