@@ -15,7 +15,7 @@ from verbatim.notes.drafter import OfflineDrafter
 from verbatim.notes.evidence import units
 from verbatim.notes.formats import sections_of
 from verbatim.notes.render import plain_text
-from verbatim.notes.risk import NOTHING_DETECTED, answer, flags, normalise
+from verbatim.notes.risk import NOTHING_DETECTED, answer, flags, normalise, unfilled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,6 +95,17 @@ def test_contractions_written_without_apostrophes_read_as_contractions() -> None
                  "whats the point of living"):
         assert cats(said(text)["flags"]) == {"suicide"}, text
     assert normalise("i dont know, im tired, its late") == "i don't know, i'm tired, its late"
+
+
+def test_spoken_fillers_inside_a_phrase_do_not_hide_it_and_the_quote_keeps_them() -> None:
+    for text in ("i want to like die", "I wish I was, like, dead.", "A part of me just wishes I was dead.",
+                 "i've been kind of thinking about like ending it"):
+        risk = said(text)
+        assert cats(risk["flags"]) == {"suicide"}, (text, risk)
+        assert risk["flags"][0]["quote"] == text
+    # "like" as a verb or after "feel" is not a filler; fillers never turn a denial into a flag.
+    assert unfilled("i'd like to go home and i feel like crying") == "i'd like to go home and i feel like crying"
+    assert said("i would honestly never like kill myself")["denials"]
 
 
 def test_a_denial_then_a_disclosure_is_a_flag_and_the_note_does_not_say_denies() -> None:

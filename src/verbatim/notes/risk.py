@@ -136,6 +136,31 @@ def normalise(text: str) -> str:
     return _ADVERB_COMMA.sub(r"\1 ", out)
 
 
+#: spoken fillers inside a phrase ("i want to like die", "i've been kind of thinking about…",
+#: "i wish i was, like, dead"): dropped before the patterns read a sentence (the quote keeps them).
+#: "like" is a filler only after a word it cannot follow as a verb or preposition ("to like
+#: die"), never in "i'd like to", "feel like", "i like".
+_FILLERS = (
+    (re.compile(r",\s*(?:like|you know|kind of|sort of|kinda|sorta)\s*,\s*"), " "),
+    (re.compile(r"\b(to|was|were|be|been|about|of|just|and|really|so|am|i'm|i've|it's|is|gonna|wanna|would|"
+                r"could|might|keep|kept) like\b(?!\s+(?:to|it|that|this|a|an|the|him|her|them|me|you|my|his|"
+                r"their)\b)"), r"\1"),
+    (re.compile(r"\b(i|i'm|i've|i'd|to|was|am|be|been|just|really|and|it's|he|she|they|would|'d) "
+                r"(?:kind of|sort of|kinda|sorta|literally|basically|actually|honestly|seriously|totally|"
+                r"genuinely|truly)\b(?! (?:a|an|the|like|thing|things|stuff|person|day|days)\b)"), r"\1"),
+    # "a part of me wants to die": the client's own wish, said in the third person
+    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
+                r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
+)
+
+
+def unfilled(sentence: str) -> str:
+    """A normalised sentence without the fillers that break a phrase apart (``_FILLERS``)."""
+    for pattern, repl in _FILLERS:
+        sentence = pattern.sub(repl, sentence)
+    return re.sub(r"\s{2,}", " ", sentence)
+
+
 def clauses(sentence: str) -> list[str]:
     """The clauses of a normalised sentence (punctuation and contrastive or causal conjunctions)."""
     return [c.strip() for c in _CLAUSE.split(sentence) if c and c.strip()]
@@ -240,7 +265,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
     and let plan words ("I have a plan") count. At most one finding per category: a plain one
     wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
     found: dict[str, Finding] = {}
-    whole = normalise(sentence)
+    whole = unfilled(normalise(sentence))
     parts = clauses(whole)
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
