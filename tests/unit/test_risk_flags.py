@@ -4,6 +4,7 @@ scoped to its clause, look-alikes, denials shown as denials, family history (no 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -219,3 +220,37 @@ def test_the_labelled_sets_meet_the_targets(name: str, recall: float, false_flag
     assert figures["genuine"] >= 25 and figures["items"] >= 50
     assert figures["risk_recall"] >= recall and figures["risk_false_flag"] <= false_flag
     assert figures["denials_shown"] >= denials and figures["therapist_false_flags"] == 0
+
+
+def test_a_word_class_matches_every_inflection_of_its_words_and_nothing_longer() -> None:
+    from verbatim.notes.risk_lexicon import inflections, word_class
+
+    assert inflections("hope") == {"hope", "hopes", "hoped", "hoping"}
+    assert inflections("stab") >= {"stabbed", "stabbing"} and inflections("take") >= {"took", "taken", "taking"}
+    assert "taked" not in inflections("take") and inflections("die") >= {"died", "dying"}
+    pattern = re.compile(word_class("hope, look+ forward to, heart give+ out"))
+    for text in ("she hoped", "i'm looking forward to it", "my heart gave out"):
+        assert pattern.search(text), text
+    for text in ("hopeless", "look forward", "heart gave"):
+        assert not pattern.search(text), text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    # synonyms and tenses no phrase entry lists: the concept frames read them by class
+    ("I keep praying my heart just stops in my sleep.", "suicide"),
+    ("I swallowed about thirty of my mum's sleeping tablets.", "suicide"),
+    ("I've pictured setting fire to his flat.", "harm_to_others"),
+    ("As a kid I got strapped with a belt for wetting the bed.", "abuse"),
+    ("Nobody checked whether we ate or went to school.", "neglect"),
+    ("She hasn't been bathed or changed for three days at that home.", "neglect"),
+])
+def test_concept_frames_read_synonyms_and_inflections_the_phrases_never_listed(text: str, category: str) -> None:
+    assert cats(said(text)["flags"]) == {category}, text
+
+
+def test_a_frame_is_cancelled_by_its_unless_context_but_not_when_it_was_deliberate() -> None:
+    # a sports result or an accident shares the words; "on purpose" wins over the accident
+    for text in ("We got beaten in the final.", "I was locked out of my house.", "I sliced my finger cooking."):
+        assert not said(text)["flags"], text
+    assert cats(said("I sliced my finger on purpose while cooking.")["flags"]) == {"self_harm"}
+    assert cats(said("I don't want to die.")["denials"]) == {"suicide"}

@@ -274,6 +274,8 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             if entry.needs_topic and "suicide" not in topic:
                 continue
+            if entry.unless is not None and entry.unless.search(whole):
+                continue
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
                         words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
