@@ -254,3 +254,14 @@ def test_a_frame_is_cancelled_by_its_unless_context_but_not_when_it_was_delibera
         assert not said(text)["flags"], text
     assert cats(said("I sliced my finger on purpose while cooking.")["flags"]) == {"self_harm"}
     assert cats(said("I don't want to die.")["denials"]) == {"suicide"}
+
+
+@pytest.mark.parametrize(("said_", "verdict"), [
+    ("I wouldn't say no.", "yes"), ("I guess so.", "yes"), ("Um, I suppose.", "yes"),
+    ("It crosses my mind.", "yes"), ("Hardly ever.", "yes"), ("Only once.", "yes"),
+    ("I guess not.", "no"), ("Probably not.", "no"),
+])
+def test_hedged_rare_and_double_negated_answers_are_read_as_said(said_: str, verdict: str) -> None:
+    assert answer(said_) == verdict
+    risk = check(("therapist", "Have you had thoughts of killing yourself?"), ("client", said_))
+    assert bool(risk["flags"]) == (verdict == "yes") and bool(risk["denials"]) == (verdict == "no"), risk

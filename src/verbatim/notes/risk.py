@@ -327,7 +327,10 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
 def answer(text: str) -> str | None:
     """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
     answer) for a client's answer to a yes/no question."""
-    t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", normalise(text))).strip(" .,!…")
+    said_ = normalise(text).strip(" .,!…")
+    if READING["HEDGED_YES"].search(said_):
+        return "yes"
+    t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", said_)).strip(" .,!…")
     if not t:
         return None
     if READING["PAST_ANSWER"].search(t):
