@@ -349,8 +349,10 @@ def answer(text: str) -> str | None:
 
 def _bare(text: str) -> bool:
     """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
-    t = READING["LEAD_FILLER"].sub("", normalise(text))
-    return not _tokens(t)
+    said_ = normalise(text)
+    if READING["HEDGED_YES"].search(said_.strip(" .,!…")):
+        return False  # "I guess so." is all lead fillers, and an answer
+    return not _tokens(READING["LEAD_FILLER"].sub("", said_))
 
 
 def _clarifying(unit: Unit) -> bool:
