@@ -265,3 +265,18 @@ def test_hedged_rare_and_double_negated_answers_are_read_as_said(said_: str, ver
     assert answer(said_) == verdict
     risk = check(("therapist", "Have you had thoughts of killing yourself?"), ("client", said_))
     assert bool(risk["flags"]) == (verdict == "yes") and bool(risk["denials"]) == (verdict == "no"), risk
+
+
+def test_a_screening_question_without_its_question_mark_is_still_the_question_answered() -> None:
+    # recognizer text: lower case, no punctuation; the answer is read with the question
+    assert cats(check(("therapist", "have you had any thoughts of suicide"), ("client", "i mean yeah sometimes"))[
+        "flags"]) == {"suicide"}
+    denied = check(("therapist", "is anyone hurting you at home"), ("client", "not really no"))
+    assert denied["flags"] == [] and cats(denied["denials"]) == {"abuse"}
+    assert cats(check(("therapist", "so any thoughts of hurting yourself since we last met"),
+                      ("client", "i slipped up last week"))["flags"]) == {"self_harm"}
+    # a statement stays a statement: with its full stop, or not shaped as a question
+    for question in ("Have you had any thoughts of suicide.", "you mentioned your brother died by suicide"):
+        assert check(("therapist", question), ("client", "yeah when i was ten"))["flags"] == [], question
+    assert cats(check(("therapist", "Have you had thoughts of suicide?"), ("client", "I wouldn't act on them."))[
+        "flags"]) == {"suicide"}

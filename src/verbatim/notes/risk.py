@@ -10,7 +10,10 @@ How a client turn is read:
   advice is never a flag; a question gives its topic to the client's answer, which is read with
   it: "Um... kind of, yeah" is a yes (the fillers are not the answer), "No, never" is a denial,
   "What, like suicidal?" is a clarification and the next answer still answers the question.
-  "Do you feel safe at home?" is asked the other way round: "No" is the disclosure.
+  "Do you feel safe at home?" is asked the other way round: "No" is the disclosure. A question
+  whose question mark the recognizer lost ("have you had any thoughts of suicide") is read by its
+  interrogative shape; contractions without apostrophes ("i dont") and fillers inside a phrase
+  ("i want to like die") are normalised before anything is matched.
 - **Clauses and negation scope.** A sentence is cut into clauses; a negation cue governs a
   risk phrase only when nothing but function words, intent or belief verbs ("I would never
   really think about killing myself") stand between them. So "My ex forced me to have sex when
@@ -305,12 +308,37 @@ def categories_in(sentence: str) -> list[str]:
     return sorted({f.category for f in read(sentence) if not f.negated and not f.other_person})
 
 
+#: a question with its question mark lost (recognizer text, lower case, unpunctuated): an
+#: interrogative opening and the person asked ("have you had any thoughts of…", "is anyone
+#: hurting you"); only for a sentence with no end punctuation at all, so a statement stays one
+_INTERROGATIVE = re.compile(
+    r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|then|well|can i ask|let me ask|i have to ask|"
+    r"i need to ask|i want to ask|i'm going to ask|i'll ask)[\s,]+)*(?:have|has|had|do|does|did|are|is|was|were|"
+    r"would|will|could|can|any|anything|anyone|anybody|how|what|when|where|who|why|which|ever|been)\b"
+    r"(?=.*\b(?:you|your|yourself|anyone|anybody|someone|somebody|u)\b)")
+
+
+def asking(sentence: str) -> bool:
+    """Whether a sentence is a question: its question mark, or (with no end punctuation) its
+    interrogative shape (``_INTERROGATIVE``)."""
+    text = sentence.rstrip()
+    if text.endswith("?"):
+        return True
+    if not text or not (text[-1].isalnum() or text[-1] == "'"):
+        return False
+    return bool(_INTERROGATIVE.search(normalise(text)))
+
+
+def _is_question(unit: Unit) -> bool:
+    return unit.question or asking(unit.text)
+
+
 def question_topic(sentences: list[str]) -> frozenset[str]:
     """Categories a clinician's turn asks about: its questions, and for a question that refers back
     ("Have you had thoughts like that?") the sentences before it in the same turn."""
     cats: set[str] = set()
     for i, s in enumerate(sentences):
-        if not s.rstrip().endswith("?"):
+        if not asking(s):
             continue
         text = normalise(s)
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
@@ -358,7 +386,7 @@ def _bare(text: str) -> bool:
 def _clarifying(unit: Unit) -> bool:
     """A client's question back ("What, like suicidal?"): not a statement of risk, not the answer."""
     t = READING["LEAD_FILLER"].sub("", normalise(unit.text))
-    return unit.question and len(_tokens(t)) <= 8 and bool(READING["CLARIFY"].search(t) or len(_tokens(t)) <= 4)
+    return _is_question(unit) and len(_tokens(t)) <= 8 and bool(READING["CLARIFY"].search(t) or len(_tokens(t)) <= 4)
 
 
 # --- the record ------------------------------------------------------------------------
@@ -420,7 +448,7 @@ class _Asked:
 def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]]) -> _Asked | None:
     """The question a clinician turn puts (its topic), or None when it asks nothing about risk."""
     sentences = [u.text for u in turn]
-    if not any(u.question for u in turn):
+    if not any(_is_question(u) for u in turn):
         # "Yes, that's what I mean." after a client's clarification keeps the question standing.
         follows_it = previous is not None and previous.position + 1 == turn[0].position
         if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
@@ -429,13 +457,13 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     topic = question_topic(sentences)
     if not topic:
-        last = normalise(next(u.text for u in reversed(turn) if u.question))
+        last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
         earlier = frozenset().union(*recent) if recent else frozenset()
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
             topic = earlier
     if not topic:
         return None
-    text = " ".join(normalise(u.text) for u in turn if u.question)
+    text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
     return _Asked(turn, topic, inverted, turn[-1].position)
 
@@ -556,7 +584,8 @@ def _quote_span(units_: list[Unit], raw: dict[int, str]) -> str:
 
 def _quote_units(turn: list[Unit]) -> dict[str, Any]:
     """The clinician's question as cited: its turn's sentences up to the last question."""
-    last = max(i for i, u in enumerate(turn) if u.question) if any(u.question for u in turn) else len(turn) - 1
+    asked = [i for i, u in enumerate(turn) if _is_question(u)]
+    last = asked[-1] if asked else len(turn) - 1
     unit = turn[last]
     return {"quote": unit.segment_text if last == len(turn) - 1 else " ".join(u.text for u in turn[: last + 1]),
             "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s, "end_s": unit.end_s}
