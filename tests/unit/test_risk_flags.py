@@ -243,6 +243,12 @@ def test_a_word_class_matches_every_inflection_of_its_words_and_nothing_longer()
     ("As a kid I got strapped with a belt for wetting the bed.", "abuse"),
     ("Nobody checked whether we ate or went to school.", "neglect"),
     ("She hasn't been bathed or changed for three days at that home.", "neglect"),
+    ("I put a plastic bag over my head.", "suicide"),
+    ("I just want it all to go away forever.", "suicide"),
+    ("Nobody would even notice if I vanished.", "suicide"),
+    ("I keep picturing myself hanging.", "suicide"),
+    ("He twisted my arm behind my back.", "abuse"),
+    ("I want to see him in pain.", "harm_to_others"),
 ])
 def test_concept_frames_read_synonyms_and_inflections_the_phrases_never_listed(text: str, category: str) -> None:
     assert cats(said(text)["flags"]) == {category}, text
@@ -254,6 +260,9 @@ def test_a_frame_is_cancelled_by_its_unless_context_but_not_when_it_was_delibera
         assert not said(text)["flags"], text
     assert cats(said("I sliced my finger on purpose while cooking.")["flags"]) == {"self_harm"}
     assert cats(said("I don't want to die.")["denials"]) == {"suicide"}
+    for text in ("My plan is to take the train on Friday.", "I can't imagine myself living in this city by next year.",
+                 "The physio twisted my arm to check the shoulder.", "I want the pain in my knee to go away for good."):
+        assert not said(text)["flags"], text
 
 
 @pytest.mark.parametrize(("said_", "verdict"), [

@@ -151,6 +151,8 @@ _FILLERS = (
     (re.compile(r"\b(i|i'm|i've|i'd|to|was|am|be|been|just|really|and|it's|he|she|they|would|'d) "
                 r"(?:kind of|sort of|kinda|sorta|literally|basically|actually|honestly|seriously|totally|"
                 r"genuinely|truly)\b(?! (?:a|an|the|like|thing|things|stuff|person|day|days)\b)"), r"\1"),
+    # "want it to just stop", "could just disappear": "just" between a modal or "to" and its verb
+    (re.compile(r"\b(to|could|would|'d|might|will|'ll|all|everything) just\b"), r"\1"),
     # "a part of me wants to die": the client's own wish, said in the third person
     (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
                 r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
