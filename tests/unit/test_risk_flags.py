@@ -261,7 +261,12 @@ def test_a_frame_is_cancelled_by_its_unless_context_but_not_when_it_was_delibera
     assert cats(said("I sliced my finger on purpose while cooking.")["flags"]) == {"self_harm"}
     assert cats(said("I don't want to die.")["denials"]) == {"suicide"}
     for text in ("My plan is to take the train on Friday.", "I can't imagine myself living in this city by next year.",
-                 "The physio twisted my arm to check the shoulder.", "I want the pain in my knee to go away for good."):
+                 "The physio twisted my arm to check the shoulder.", "I want the pain in my knee to go away for good.",
+                 "I'd rather stay asleep than go to that meeting.", "i hope i dont wake up the baby",
+                 "She pulled my hair while braiding it.", "We lived on noodles for weeks in college, it was fun.",
+                 "I can see myself dying my hair pink.",
+                 "If I leave the party early they'll make sure to save me cake.",
+                 "I looked up how long it takes to get a passport.", "My plan is to take my meds with breakfast."):
         assert not said(text)["flags"], text
 
 
