@@ -294,3 +294,13 @@ def test_a_screening_question_without_its_question_mark_is_still_the_question_an
         assert check(("therapist", question), ("client", "yeah when i was ten"))["flags"] == [], question
     assert cats(check(("therapist", "Have you had thoughts of suicide?"), ("client", "I wouldn't act on them."))[
         "flags"]) == {"suicide"}
+
+
+def test_everyday_uses_of_dose_parking_and_evening_words_are_look_alikes() -> None:
+    for text in ("I took all my meds this morning like the doctor said.", "We want to end it with a party.",
+                 "I drive my car into the garage.", "I read about how much water it takes to die of thirst.",
+                 "I worked out how much paint would be enough for the kitchen.",
+                 "He makes me ask permission before I borrow the car, he's my dad and I'm sixteen."):
+        assert not said(text)["flags"], text
+    # and "not since the hospital" says it happened before
+    assert answer("Not since the hospital.") == "past" and answer("Not since years.") != "past"
