@@ -304,3 +304,25 @@ def test_everyday_uses_of_dose_parking_and_evening_words_are_look_alikes() -> No
         assert not said(text)["flags"], text
     # and "not since the hospital" says it happened before
     assert answer("Not since the hospital.") == "past" and answer("Not since years.") != "past"
+
+
+def test_a_new_subject_ends_a_negation_the_recognizer_did_not_punctuate() -> None:
+    assert cats(said("i don't have a plan or anything i just think about dying a lot")["flags"]) == {"suicide"}
+    # a belief verb raises the negation over the new subject
+    risk = said("i don't think i want to die")
+    assert not risk["flags"] and cats(risk["denials"]) == {"suicide"}
+    assert cats(said("i don't even know if i want to live anymore")["flags"]) == {"suicide"}
+
+
+def test_doing_the_same_as_a_relative_is_the_clients_risk_and_the_relative_stays_family_history() -> None:
+    risk = said("My dad took his own life. I've thought about doing the same.")
+    assert cats(risk["flags"]) == {"suicide"} and cats(risk["family_history"]) == {"suicide"}
+    assert cats(said("My sister cuts herself and I tried it too once.")["flags"]) == {"self_harm"}
+    only_family = said("My uncle died by suicide and I think about him a lot.")
+    assert only_family["flags"] == [] and cats(only_family["family_history"]) == {"suicide"}
+
+
+def test_a_bare_i_cut_at_the_end_of_a_clause_is_self_injury_but_cutting_a_thing_is_not() -> None:
+    assert cats(said("nobody knows that i cut")["flags"]) == {"self_harm"}
+    for text in ("i cut the grass yesterday", "i cut my hair"):
+        assert not said(text)["flags"], text

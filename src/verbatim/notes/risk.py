@@ -98,6 +98,12 @@ desire try tried trying again so just at all a an the there he she they my me yo
 kind sort certainly definitely absolutely currently now right lately recently much more mean yet quite still
 once or anybody anyone someone somebody ever-- physically also thing things those these this other people else
 """))
+_SUBJECT = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive"})
+#: words a negation reaches over a new subject through ("don't think i", "never said that i")
+_RAISING = frozenset(re.findall(r"\S+", """
+think thought believe believed feel felt say said know knew guess suppose mean meant that reckon expect imagine
+sure want wanted wish like would will could should did do does was am is 've 'd 'll
+"""))
 _PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these days)\b", re.I)
 _IF = re.compile(r"\b(?:if|in case|whenever|should i)\b", re.I)
 _ME = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive", "me", "myself"})
@@ -151,6 +157,9 @@ _FILLERS = (
     (re.compile(r"\b(i|i'm|i've|i'd|to|was|am|be|been|just|really|and|it's|he|she|they|would|'d) "
                 r"(?:kind of|sort of|kinda|sorta|literally|basically|actually|honestly|seriously|totally|"
                 r"genuinely|truly)\b(?! (?:a|an|the|like|thing|things|stuff|person|day|days)\b)"), r"\1"),
+    # "i don't even know if i want to live": "even" after a negation or the subject
+    (re.compile(r"\b(don't|didn't|doesn't|not|never|can't|couldn't|wouldn't|won't|i) even\b"
+                r"(?! (?:if|though|when|close)\b)"), r"\1"),
     # "want it to just stop", "could just disappear": "just" between a modal or "to" and its verb
     (re.compile(r"\b(to|could|would|'d|might|will|'ll|all|everything) just\b"), r"\1"),
     # "a part of me wants to die": the client's own wish, said in the third person
@@ -184,6 +193,11 @@ def _negated(before: str) -> bool:
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
             return not READING["HEDGE"].search(" ".join(tokens[max(0, i - 3): i + 2]))
+        if t in _SUBJECT and i > 0 and i < len(tokens) - 1 and tokens[i - 1] not in _RAISING:
+            # a new subject starts a new clause the recognizer did not punctuate ("i don't have a plan
+            # or anything i just think about dying"); a belief verb or "that" raises the negation over
+            # it ("i don't think i want to die")
+            return False
         if t not in _TRANSPARENT:
             return False
     return False
@@ -264,11 +278,13 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
 
-def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
+def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozenset[str] = frozenset()) -> list[Finding]:
     """The risk findings of one client sentence; ``topic``: categories already in the air (the
     question being answered, or an earlier statement in the turn) — they give "I did" its meaning
-    and let plan words ("I have a plan") count. At most one finding per category: a plain one
-    wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
+    and let plan words ("I have a plan") count; ``kin_topic``: another person's suicide or self-harm
+    just told (family history), which "I think about doing the same" refers to. At most one finding
+    per category: a plain one wins over a negated one (a denial and a disclosure in one sentence is a
+    disclosure)."""
     found: dict[str, Finding] = {}
     whole = unfilled(normalise(sentence))
     parts = clauses(whole)
@@ -302,7 +318,23 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
             key = f"{f.category}/other" if f.other_person else f.category
             if key not in found or (found[key].negated and not f.negated):
                 found[key] = f
+    kin = {f.category for f in found.values() if f.other_person} | (set(kin_topic) & {"suicide", "self_harm"})
+    for category in sorted(kin - {f.category for f in found.values() if not f.other_person}):
+        same = _SAME.search(whole)
+        if same is not None and not _hypothetical(whole, same.start()):
+            found[category] = Finding(category, "the same as another's act", same.group(0),
+                                      negated=_negated(whole[: same.start()]))
     return list(found.values())
+
+
+#: the client saying of another person's suicide or self-harm that they think of doing the same
+#: ("my brother killed himself and sometimes I think about doing the same")
+_SAME = re.compile(
+    r"\b(?:i|i've|i'm|i'd)\b (?:[\w']+ ){0,3}?(?:think\w*|thought|consider\w*|want\w*|wanna|tempted|urges?|"
+    r"plan\w*|going to|gonna|might|could|tried|feel like|wonder\w*)\b (?:[\w']+ ){0,3}?(?:doing the same|do the same|"
+    r"the same thing|the same way|doing it too|do it too|tried it too|doing that too|following (?:him|"
+    r"her|them)|join(?:ing)? (?:him|her|them)|what (?:he|she|they) did|like (?:he|she|they) did|going the same way)\b"
+    r"|\bi (?:tried|did|have done|'ve done|have tried|'ve tried) (?:it|that) (?:too|as well)\b")
 
 
 def categories_in(sentence: str) -> list[str]:
@@ -520,12 +552,14 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             elif verdict == "no":
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
     context = set(topic)
+    kin: set[str] = set()
     for unit in spoken[start:] if question is not None else spoken:
         if _clarifying(unit):
             continue
-        for f in read(unit.text, frozenset(context)):
+        for f in read(unit.text, frozenset(context), frozenset(kin)):
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
+                kin.add(f.category)
                 why = f'about someone else: "{f.words}"'
                 family.append(_entry(f.category, "family history", why, unit, quote, None))
                 continue
