@@ -326,3 +326,21 @@ def test_a_bare_i_cut_at_the_end_of_a_clause_is_self_injury_but_cutting_a_thing_
     assert cats(said("nobody knows that i cut")["flags"]) == {"self_harm"}
     for text in ("i cut the grass yesterday", "i cut my hair"):
         assert not said(text)["flags"], text
+
+
+@pytest.mark.parametrize("text", [
+    "You won't have to worry about me much longer.", "It feels like the only way out.",
+    "I've been driving fast half hoping I crash.", "Sometimes I lie in bed and think about how I'd do it.",
+    "Dying doesn't seem so scary anymore, it seems kind of peaceful.",
+])
+def test_indirect_suicide_talk_is_flagged(text: str) -> None:
+    assert cats(said(text)["flags"]) == {"suicide"}, text
+
+
+@pytest.mark.parametrize("text", [
+    "The only way out of the building is the fire escape.", "I hope I don't crash the car.",
+    "I think about how I'd do it differently next time at work.", "The beach sounds peaceful.",
+    "I want to crash on the sofa.",
+])
+def test_the_same_words_about_ordinary_things_are_not(text: str) -> None:
+    assert not said(text)["flags"], text
