@@ -344,3 +344,19 @@ def test_indirect_suicide_talk_is_flagged(text: str) -> None:
 ])
 def test_the_same_words_about_ordinary_things_are_not(text: str) -> None:
     assert not said(text)["flags"], text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I snap a rubber band on my wrist until it leaves welts.", "self_harm"),
+    ("I bang my fists against the wall.", "self_harm"),
+    ("I'm really scared of my husband.", "abuse"),
+    ("I walk on eggshells around him.", "abuse"),
+    ("Mum's too drunk to look after us.", "neglect"),
+    ("The home forgets to give her her meds.", "neglect"),
+])
+def test_fear_of_a_partner_control_self_injury_and_a_carers_neglect_in_other_words(text: str, category: str) -> None:
+    assert cats(said(text)["flags"]) == {category}, text
+    for harmless in ("I'm scared of my dad getting sick.", "I'm terrified of spiders.",
+                     "She told me what to wear for the interview.", "She forgets her meds sometimes.",
+                     "I pulled my hair into a ponytail."):
+        assert not said(harmless)["flags"], harmless
