@@ -5,7 +5,8 @@ Run from the repository root: ``.venv/bin/python bench/risk.py [--items FILE] [-
 one JSON object. Asserts nothing.
 
 ``--items FILE`` (default ``bench/data/risk_items.json``, the set the rules were tuned on; the
-held-out ``bench/data/risk_holdout5.json`` and ``risk_holdout6.json`` were never tuned on):
+held-out ``bench/data/risk_holdout5.json`` … ``risk_holdout8.json`` were never tuned on —
+``risk_holdout8.json`` was written after the rules it was scored on, see the README):
 a JSON list of ``{"id", "speaker": "client"|"therapist", "text", "context"?: [{"speaker",
 "text"}], "label": "suicide"|"self_harm"|"harm_to_others"|"abuse"|"neglect"|"none",
 "denied": bool}``; other keys are ignored. Each item becomes a tiny transcript — its context

@@ -4,6 +4,7 @@ scoped to its clause, look-alikes, denials shown as denials, family history (no 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from verbatim.notes.drafter import OfflineDrafter
 from verbatim.notes.evidence import units
 from verbatim.notes.formats import sections_of
 from verbatim.notes.render import plain_text
-from verbatim.notes.risk import NOTHING_DETECTED, answer, flags
+from verbatim.notes.risk import NOTHING_DETECTED, answer, flags, normalise, unfilled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +84,29 @@ def test_negation_is_scoped_to_what_it_negates() -> None:
     for text in ("I would never hurt myself.", "I'd never kill myself, I have my kids.", "I'm not suicidal."):
         risk = said(text)
         assert not risk["flags"] and risk["denials"], (text, risk)
+
+
+def test_contractions_written_without_apostrophes_read_as_contractions() -> None:
+    # Recognizer or typed text drops apostrophes ("i dont", "cant"): the negation still scopes,
+    # and a risk phrase written with a contraction still matches.
+    for text in ("i dont want to kill myself", "i wouldnt ever hurt myself", "nah i didnt try to kill myself"):
+        risk = said(text)
+        assert not risk["flags"] and risk["denials"], (text, risk)
+    for text in ("i cant keep living like this", "i cant see any reason to keep living",
+                 "whats the point of living"):
+        assert cats(said(text)["flags"]) == {"suicide"}, text
+    assert normalise("i dont know, im tired, its late") == "i don't know, i'm tired, its late"
+
+
+def test_spoken_fillers_inside_a_phrase_do_not_hide_it_and_the_quote_keeps_them() -> None:
+    for text in ("i want to like die", "I wish I was, like, dead.", "A part of me just wishes I was dead.",
+                 "i've been kind of thinking about like ending it"):
+        risk = said(text)
+        assert cats(risk["flags"]) == {"suicide"}, (text, risk)
+        assert risk["flags"][0]["quote"] == text
+    # "like" as a verb or after "feel" is not a filler; fillers never turn a denial into a flag.
+    assert unfilled("i'd like to go home and i feel like crying") == "i'd like to go home and i feel like crying"
+    assert said("i would honestly never like kill myself")["denials"]
 
 
 def test_a_denial_then_a_disclosure_is_a_flag_and_the_note_does_not_say_denies() -> None:
@@ -196,3 +220,143 @@ def test_the_labelled_sets_meet_the_targets(name: str, recall: float, false_flag
     assert figures["genuine"] >= 25 and figures["items"] >= 50
     assert figures["risk_recall"] >= recall and figures["risk_false_flag"] <= false_flag
     assert figures["denials_shown"] >= denials and figures["therapist_false_flags"] == 0
+
+
+def test_a_word_class_matches_every_inflection_of_its_words_and_nothing_longer() -> None:
+    from verbatim.notes.risk_lexicon import inflections, word_class
+
+    assert inflections("hope") == {"hope", "hopes", "hoped", "hoping"}
+    assert inflections("stab") >= {"stabbed", "stabbing"} and inflections("take") >= {"took", "taken", "taking"}
+    assert "taked" not in inflections("take") and inflections("die") >= {"died", "dying"}
+    pattern = re.compile(word_class("hope, look+ forward to, heart give+ out"))
+    for text in ("she hoped", "i'm looking forward to it", "my heart gave out"):
+        assert pattern.search(text), text
+    for text in ("hopeless", "look forward", "heart gave"):
+        assert not pattern.search(text), text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    # synonyms and tenses no phrase entry lists: the concept frames read them by class
+    ("I keep praying my heart just stops in my sleep.", "suicide"),
+    ("I swallowed about thirty of my mum's sleeping tablets.", "suicide"),
+    ("I've pictured setting fire to his flat.", "harm_to_others"),
+    ("As a kid I got strapped with a belt for wetting the bed.", "abuse"),
+    ("Nobody checked whether we ate or went to school.", "neglect"),
+    ("She hasn't been bathed or changed for three days at that home.", "neglect"),
+    ("I put a plastic bag over my head.", "suicide"),
+    ("I just want it all to go away forever.", "suicide"),
+    ("Nobody would even notice if I vanished.", "suicide"),
+    ("I keep picturing myself hanging.", "suicide"),
+    ("He twisted my arm behind my back.", "abuse"),
+    ("I want to see him in pain.", "harm_to_others"),
+])
+def test_concept_frames_read_synonyms_and_inflections_the_phrases_never_listed(text: str, category: str) -> None:
+    assert cats(said(text)["flags"]) == {category}, text
+
+
+def test_a_frame_is_cancelled_by_its_unless_context_but_not_when_it_was_deliberate() -> None:
+    # a sports result or an accident shares the words; "on purpose" wins over the accident
+    for text in ("We got beaten in the final.", "I was locked out of my house.", "I sliced my finger cooking."):
+        assert not said(text)["flags"], text
+    assert cats(said("I sliced my finger on purpose while cooking.")["flags"]) == {"self_harm"}
+    assert cats(said("I don't want to die.")["denials"]) == {"suicide"}
+    for text in ("My plan is to take the train on Friday.", "I can't imagine myself living in this city by next year.",
+                 "The physio twisted my arm to check the shoulder.", "I want the pain in my knee to go away for good.",
+                 "I'd rather stay asleep than go to that meeting.", "i hope i dont wake up the baby",
+                 "She pulled my hair while braiding it.", "We lived on noodles for weeks in college, it was fun.",
+                 "I can see myself dying my hair pink.",
+                 "If I leave the party early they'll make sure to save me cake.",
+                 "I looked up how long it takes to get a passport.", "My plan is to take my meds with breakfast."):
+        assert not said(text)["flags"], text
+
+
+@pytest.mark.parametrize(("said_", "verdict"), [
+    ("I wouldn't say no.", "yes"), ("I guess so.", "yes"), ("Um, I suppose.", "yes"),
+    ("It crosses my mind.", "yes"), ("Hardly ever.", "yes"), ("Only once.", "yes"),
+    ("I guess not.", "no"), ("Probably not.", "no"),
+])
+def test_hedged_rare_and_double_negated_answers_are_read_as_said(said_: str, verdict: str) -> None:
+    assert answer(said_) == verdict
+    risk = check(("therapist", "Have you had thoughts of killing yourself?"), ("client", said_))
+    assert bool(risk["flags"]) == (verdict == "yes") and bool(risk["denials"]) == (verdict == "no"), risk
+
+
+def test_a_screening_question_without_its_question_mark_is_still_the_question_answered() -> None:
+    # recognizer text: lower case, no punctuation; the answer is read with the question
+    assert cats(check(("therapist", "have you had any thoughts of suicide"), ("client", "i mean yeah sometimes"))[
+        "flags"]) == {"suicide"}
+    denied = check(("therapist", "is anyone hurting you at home"), ("client", "not really no"))
+    assert denied["flags"] == [] and cats(denied["denials"]) == {"abuse"}
+    assert cats(check(("therapist", "so any thoughts of hurting yourself since we last met"),
+                      ("client", "i slipped up last week"))["flags"]) == {"self_harm"}
+    # a statement stays a statement: with its full stop, or not shaped as a question
+    for question in ("Have you had any thoughts of suicide.", "you mentioned your brother died by suicide"):
+        assert check(("therapist", question), ("client", "yeah when i was ten"))["flags"] == [], question
+    assert cats(check(("therapist", "Have you had thoughts of suicide?"), ("client", "I wouldn't act on them."))[
+        "flags"]) == {"suicide"}
+
+
+def test_everyday_uses_of_dose_parking_and_evening_words_are_look_alikes() -> None:
+    for text in ("I took all my meds this morning like the doctor said.", "We want to end it with a party.",
+                 "I drive my car into the garage.", "I read about how much water it takes to die of thirst.",
+                 "I worked out how much paint would be enough for the kitchen.",
+                 "He makes me ask permission before I borrow the car, he's my dad and I'm sixteen."):
+        assert not said(text)["flags"], text
+    # and "not since the hospital" says it happened before
+    assert answer("Not since the hospital.") == "past" and answer("Not since years.") != "past"
+
+
+def test_a_new_subject_ends_a_negation_the_recognizer_did_not_punctuate() -> None:
+    assert cats(said("i don't have a plan or anything i just think about dying a lot")["flags"]) == {"suicide"}
+    # a belief verb raises the negation over the new subject
+    risk = said("i don't think i want to die")
+    assert not risk["flags"] and cats(risk["denials"]) == {"suicide"}
+    assert cats(said("i don't even know if i want to live anymore")["flags"]) == {"suicide"}
+
+
+def test_doing_the_same_as_a_relative_is_the_clients_risk_and_the_relative_stays_family_history() -> None:
+    risk = said("My dad took his own life. I've thought about doing the same.")
+    assert cats(risk["flags"]) == {"suicide"} and cats(risk["family_history"]) == {"suicide"}
+    assert cats(said("My sister cuts herself and I tried it too once.")["flags"]) == {"self_harm"}
+    only_family = said("My uncle died by suicide and I think about him a lot.")
+    assert only_family["flags"] == [] and cats(only_family["family_history"]) == {"suicide"}
+
+
+def test_a_bare_i_cut_at_the_end_of_a_clause_is_self_injury_but_cutting_a_thing_is_not() -> None:
+    assert cats(said("nobody knows that i cut")["flags"]) == {"self_harm"}
+    for text in ("i cut the grass yesterday", "i cut my hair"):
+        assert not said(text)["flags"], text
+
+
+@pytest.mark.parametrize("text", [
+    "You won't have to worry about me much longer.", "It feels like the only way out.",
+    "I've been driving fast half hoping I crash.", "Sometimes I lie in bed and think about how I'd do it.",
+    "Dying doesn't seem so scary anymore, it seems kind of peaceful.",
+])
+def test_indirect_suicide_talk_is_flagged(text: str) -> None:
+    assert cats(said(text)["flags"]) == {"suicide"}, text
+
+
+@pytest.mark.parametrize("text", [
+    "The only way out of the building is the fire escape.", "I hope I don't crash the car.",
+    "I think about how I'd do it differently next time at work.", "The beach sounds peaceful.",
+    "I want to crash on the sofa.",
+])
+def test_the_same_words_about_ordinary_things_are_not(text: str) -> None:
+    assert not said(text)["flags"], text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I snap a rubber band on my wrist until it leaves welts.", "self_harm"),
+    ("I bang my fists against the wall.", "self_harm"),
+    ("I'm really scared of my husband.", "abuse"),
+    ("I walk on eggshells around him.", "abuse"),
+    ("Mum's too drunk to look after us.", "neglect"),
+    ("The home forgets to give her her meds.", "neglect"),
+])
+def test_fear_of_a_partner_control_self_injury_and_a_carers_neglect_in_other_words(text: str, category: str) -> None:
+    assert cats(said(text)["flags"]) == {category}, text
+    for harmless in ("I'm scared of my dad getting sick.", "I'm terrified of spiders.",
+                     "She told me what to wear for the interview.", "She forgets her meds sometimes.",
+                     "I pulled my hair into a ponytail."):
+        assert not said(harmless)["flags"], harmless

@@ -10,7 +10,10 @@ How a client turn is read:
   advice is never a flag; a question gives its topic to the client's answer, which is read with
   it: "Um... kind of, yeah" is a yes (the fillers are not the answer), "No, never" is a denial,
   "What, like suicidal?" is a clarification and the next answer still answers the question.
-  "Do you feel safe at home?" is asked the other way round: "No" is the disclosure.
+  "Do you feel safe at home?" is asked the other way round: "No" is the disclosure. A question
+  whose question mark the recognizer lost ("have you had any thoughts of suicide") is read by its
+  interrogative shape; contractions without apostrophes ("i dont") and fillers inside a phrase
+  ("i want to like die") are normalised before anything is matched.
 - **Clauses and negation scope.** A sentence is cut into clauses; a negation cue governs a
   risk phrase only when nothing but function words, intent or belief verbs ("I would never
   really think about killing myself") stand between them. So "My ex forced me to have sex when
@@ -95,6 +98,12 @@ desire try tried trying again so just at all a an the there he she they my me yo
 kind sort certainly definitely absolutely currently now right lately recently much more mean yet quite still
 once or anybody anyone someone somebody ever-- physically also thing things those these this other people else
 """))
+_SUBJECT = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive"})
+#: words a negation reaches over a new subject through ("don't think i", "never said that i")
+_RAISING = frozenset(re.findall(r"\S+", """
+think thought believe believed feel felt say said know knew guess suppose mean meant that reckon expect imagine
+sure want wanted wish like would will could should did do does was am is 've 'd 'll
+"""))
 _PAST = re.compile(r"\b(?:anymore|any more|no longer|not since|since then|these days)\b", re.I)
 _IF = re.compile(r"\b(?:if|in case|whenever|should i)\b", re.I)
 _ME = frozenset({"i", "i'm", "i've", "i'd", "i'll", "im", "ive", "me", "myself"})
@@ -106,11 +115,64 @@ coworker classmate parents family someone somebody people patient student
 """))
 
 
+#: contractions a recognizer or a hurried typist writes without their apostrophe ("i dont", "cant",
+#: "im"): restored, so negation scope and every pattern read them as written English. Only forms
+#: that are not also words of their own ("wont", "ill", "were", "its", "id", "hell" are left alone).
+_BARE_CONTRACTION = re.compile(
+    r"\b(do|does|did|ca|could|would|should|is|are|was|were|have|has|had|ai|must|need)nt\b"
+    r"|\b(i)m\b|\b(i|you|they|we)ve\b|\b(you|they)re\b|\b(that|what|there|she|he|it)s(?=\s+(?:a|an|the|not|no|"
+    r"been|going|gonna|gone|just|so|all|what|when|like|how|why|really|never|always|my|me|him|her|it|okay|ok)\b)")
+
+
+def _restore(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return {"ca": "can't", "ai": "ain't"}.get(m.group(1), m.group(1) + "n't")
+    if m.group(2) is not None:
+        return "i'm"
+    if m.group(3) is not None:
+        return m.group(3) + "'ve"
+    if m.group(4) is not None:
+        return m.group(4) + "'re"
+    return m.group(5) + "'s"
+
+
 def normalise(text: str) -> str:
-    """Lower case, straight apostrophes, "gon na" → "gonna", no comma between negation adverbs."""
+    """Lower case, straight apostrophes, "gon na" → "gonna", apostrophe-less contractions restored
+    ("i dont" → "i don't", "cant" → "can't"), no comma between negation adverbs."""
     out = tx.tidy(text).replace("’", "'").replace("‘", "'").lower()
     out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
+    out = _BARE_CONTRACTION.sub(_restore, out)
     return _ADVERB_COMMA.sub(r"\1 ", out)
+
+
+#: spoken fillers inside a phrase ("i want to like die", "i've been kind of thinking about…",
+#: "i wish i was, like, dead"): dropped before the patterns read a sentence (the quote keeps them).
+#: "like" is a filler only after a word it cannot follow as a verb or preposition ("to like
+#: die"), never in "i'd like to", "feel like", "i like".
+_FILLERS = (
+    (re.compile(r",\s*(?:like|you know|kind of|sort of|kinda|sorta)\s*,\s*"), " "),
+    (re.compile(r"\b(to|was|were|be|been|about|of|just|and|really|so|am|i'm|i've|it's|is|gonna|wanna|would|"
+                r"could|might|keep|kept) like\b(?!\s+(?:to|it|that|this|a|an|the|him|her|them|me|you|my|his|"
+                r"their)\b)"), r"\1"),
+    (re.compile(r"\b(i|i'm|i've|i'd|to|was|am|be|been|just|really|and|it's|he|she|they|would|'d) "
+                r"(?:kind of|sort of|kinda|sorta|literally|basically|actually|honestly|seriously|totally|"
+                r"genuinely|truly)\b(?! (?:a|an|the|like|thing|things|stuff|person|day|days)\b)"), r"\1"),
+    # "i don't even know if i want to live": "even" after a negation or the subject
+    (re.compile(r"\b(don't|didn't|doesn't|not|never|can't|couldn't|wouldn't|won't|i) even\b"
+                r"(?! (?:if|though|when|close)\b)"), r"\1"),
+    # "want it to just stop", "could just disappear": "just" between a modal or "to" and its verb
+    (re.compile(r"\b(to|could|would|'d|might|will|'ll|all|everything) just\b"), r"\1"),
+    # "a part of me wants to die": the client's own wish, said in the third person
+    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
+                r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
+)
+
+
+def unfilled(sentence: str) -> str:
+    """A normalised sentence without the fillers that break a phrase apart (``_FILLERS``)."""
+    for pattern, repl in _FILLERS:
+        sentence = pattern.sub(repl, sentence)
+    return re.sub(r"\s{2,}", " ", sentence)
 
 
 def clauses(sentence: str) -> list[str]:
@@ -131,6 +193,11 @@ def _negated(before: str) -> bool:
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
             return not READING["HEDGE"].search(" ".join(tokens[max(0, i - 3): i + 2]))
+        if t in _SUBJECT and i > 0 and i < len(tokens) - 1 and tokens[i - 1] not in _RAISING:
+            # a new subject starts a new clause the recognizer did not punctuate ("i don't have a plan
+            # or anything i just think about dying"); a belief verb or "that" raises the negation over
+            # it ("i don't think i want to die")
+            return False
         if t not in _TRANSPARENT:
             return False
     return False
@@ -211,13 +278,15 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
 
-def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
+def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozenset[str] = frozenset()) -> list[Finding]:
     """The risk findings of one client sentence; ``topic``: categories already in the air (the
     question being answered, or an earlier statement in the turn) — they give "I did" its meaning
-    and let plan words ("I have a plan") count. At most one finding per category: a plain one
-    wins over a negated one (a denial and a disclosure in one sentence is a disclosure)."""
+    and let plan words ("I have a plan") count; ``kin_topic``: another person's suicide or self-harm
+    just told (family history), which "I think about doing the same" refers to. At most one finding
+    per category: a plain one wins over a negated one (a denial and a disclosure in one sentence is a
+    disclosure)."""
     found: dict[str, Finding] = {}
-    whole = normalise(sentence)
+    whole = unfilled(normalise(sentence))
     parts = clauses(whole)
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
@@ -225,6 +294,8 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
             if entry.sentence != (n == len(parts)):
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             if entry.needs_topic and "suicide" not in topic:
+                continue
+            if entry.unless is not None and entry.unless.search(whole):
                 continue
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
@@ -247,7 +318,23 @@ def read(sentence: str, topic: frozenset[str] = frozenset()) -> list[Finding]:
             key = f"{f.category}/other" if f.other_person else f.category
             if key not in found or (found[key].negated and not f.negated):
                 found[key] = f
+    kin = {f.category for f in found.values() if f.other_person} | (set(kin_topic) & {"suicide", "self_harm"})
+    for category in sorted(kin - {f.category for f in found.values() if not f.other_person}):
+        same = _SAME.search(whole)
+        if same is not None and not _hypothetical(whole, same.start()):
+            found[category] = Finding(category, "the same as another's act", same.group(0),
+                                      negated=_negated(whole[: same.start()]))
     return list(found.values())
+
+
+#: the client saying of another person's suicide or self-harm that they think of doing the same
+#: ("my brother killed himself and sometimes I think about doing the same")
+_SAME = re.compile(
+    r"\b(?:i|i've|i'm|i'd)\b (?:[\w']+ ){0,3}?(?:think\w*|thought|consider\w*|want\w*|wanna|tempted|urges?|"
+    r"plan\w*|going to|gonna|might|could|tried|feel like|wonder\w*)\b (?:[\w']+ ){0,3}?(?:doing the same|do the same|"
+    r"the same thing|the same way|doing it too|do it too|tried it too|doing that too|following (?:him|"
+    r"her|them)|join(?:ing)? (?:him|her|them)|what (?:he|she|they) did|like (?:he|she|they) did|going the same way)\b"
+    r"|\bi (?:tried|did|have done|'ve done|have tried|'ve tried) (?:it|that) (?:too|as well)\b")
 
 
 def categories_in(sentence: str) -> list[str]:
@@ -255,12 +342,37 @@ def categories_in(sentence: str) -> list[str]:
     return sorted({f.category for f in read(sentence) if not f.negated and not f.other_person})
 
 
+#: a question with its question mark lost (recognizer text, lower case, unpunctuated): an
+#: interrogative opening and the person asked ("have you had any thoughts of…", "is anyone
+#: hurting you"); only for a sentence with no end punctuation at all, so a statement stays one
+_INTERROGATIVE = re.compile(
+    r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|then|well|can i ask|let me ask|i have to ask|"
+    r"i need to ask|i want to ask|i'm going to ask|i'll ask)[\s,]+)*(?:have|has|had|do|does|did|are|is|was|were|"
+    r"would|will|could|can|any|anything|anyone|anybody|how|what|when|where|who|why|which|ever|been)\b"
+    r"(?=.*\b(?:you|your|yourself|anyone|anybody|someone|somebody|u)\b)")
+
+
+def asking(sentence: str) -> bool:
+    """Whether a sentence is a question: its question mark, or (with no end punctuation) its
+    interrogative shape (``_INTERROGATIVE``)."""
+    text = sentence.rstrip()
+    if text.endswith("?"):
+        return True
+    if not text or not (text[-1].isalnum() or text[-1] == "'"):
+        return False
+    return bool(_INTERROGATIVE.search(normalise(text)))
+
+
+def _is_question(unit: Unit) -> bool:
+    return unit.question or asking(unit.text)
+
+
 def question_topic(sentences: list[str]) -> frozenset[str]:
     """Categories a clinician's turn asks about: its questions, and for a question that refers back
     ("Have you had thoughts like that?") the sentences before it in the same turn."""
     cats: set[str] = set()
     for i, s in enumerate(sentences):
-        if not s.rstrip().endswith("?"):
+        if not asking(s):
             continue
         text = normalise(s)
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
@@ -277,7 +389,10 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
 def answer(text: str) -> str | None:
     """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
     answer) for a client's answer to a yes/no question."""
-    t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", normalise(text))).strip(" .,!…")
+    said_ = normalise(text).strip(" .,!…")
+    if READING["HEDGED_YES"].search(said_):
+        return "yes"
+    t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", said_)).strip(" .,!…")
     if not t:
         return None
     if READING["PAST_ANSWER"].search(t):
@@ -296,14 +411,16 @@ def answer(text: str) -> str | None:
 
 def _bare(text: str) -> bool:
     """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
-    t = READING["LEAD_FILLER"].sub("", normalise(text))
-    return not _tokens(t)
+    said_ = normalise(text)
+    if READING["HEDGED_YES"].search(said_.strip(" .,!…")):
+        return False  # "I guess so." is all lead fillers, and an answer
+    return not _tokens(READING["LEAD_FILLER"].sub("", said_))
 
 
 def _clarifying(unit: Unit) -> bool:
     """A client's question back ("What, like suicidal?"): not a statement of risk, not the answer."""
     t = READING["LEAD_FILLER"].sub("", normalise(unit.text))
-    return unit.question and len(_tokens(t)) <= 8 and bool(READING["CLARIFY"].search(t) or len(_tokens(t)) <= 4)
+    return _is_question(unit) and len(_tokens(t)) <= 8 and bool(READING["CLARIFY"].search(t) or len(_tokens(t)) <= 4)
 
 
 # --- the record ------------------------------------------------------------------------
@@ -365,7 +482,7 @@ class _Asked:
 def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]]) -> _Asked | None:
     """The question a clinician turn puts (its topic), or None when it asks nothing about risk."""
     sentences = [u.text for u in turn]
-    if not any(u.question for u in turn):
+    if not any(_is_question(u) for u in turn):
         # "Yes, that's what I mean." after a client's clarification keeps the question standing.
         follows_it = previous is not None and previous.position + 1 == turn[0].position
         if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
@@ -374,13 +491,13 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     topic = question_topic(sentences)
     if not topic:
-        last = normalise(next(u.text for u in reversed(turn) if u.question))
+        last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
         earlier = frozenset().union(*recent) if recent else frozenset()
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
             topic = earlier
     if not topic:
         return None
-    text = " ".join(normalise(u.text) for u in turn if u.question)
+    text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
     return _Asked(turn, topic, inverted, turn[-1].position)
 
@@ -435,12 +552,14 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             elif verdict == "no":
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
     context = set(topic)
+    kin: set[str] = set()
     for unit in spoken[start:] if question is not None else spoken:
         if _clarifying(unit):
             continue
-        for f in read(unit.text, frozenset(context)):
+        for f in read(unit.text, frozenset(context), frozenset(kin)):
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
+                kin.add(f.category)
                 why = f'about someone else: "{f.words}"'
                 family.append(_entry(f.category, "family history", why, unit, quote, None))
                 continue
@@ -501,7 +620,8 @@ def _quote_span(units_: list[Unit], raw: dict[int, str]) -> str:
 
 def _quote_units(turn: list[Unit]) -> dict[str, Any]:
     """The clinician's question as cited: its turn's sentences up to the last question."""
-    last = max(i for i, u in enumerate(turn) if u.question) if any(u.question for u in turn) else len(turn) - 1
+    asked = [i for i, u in enumerate(turn) if _is_question(u)]
+    last = asked[-1] if asked else len(turn) - 1
     unit = turn[last]
     return {"quote": unit.segment_text if last == len(turn) - 1 else " ".join(u.text for u in turn[: last + 1]),
             "segment_id": unit.segment_id, "speaker": unit.speaker, "start_s": unit.start_s, "end_s": unit.end_s}

@@ -21,15 +21,23 @@ built from word slots, so one frame covers many wordings never written down:
 - **neglect**: basic needs missing in a child's or dependant's life ("never had clean clothes",
   "left to fend for ourselves").
 
-The frames are data, in ``risk_frames.toml`` (its ``[slots]`` may use the lexicon's), read as
-``risk_lexicon.toml`` is. The negation, speaker, hypothetical and look-alike logic of
+**Concept frames** (the last section of the table) are written over ``[classes]``: synonym sets
+of a frame's verbs and objects (a wish, not being, an injuring verb, a violent act in the passive,
+a carer's duty left undone), each word matched in all its inflections
+(``risk_lexicon.word_class``), so a synonym or a tense no pattern lists is still read; an
+``unless`` context (an accident, a match result) cancels a frame for the sentence.
+
+The frames are data, in ``risk_frames.toml`` (its ``[slots]`` may use the lexicon's and the
+``[classes]``), read as ``risk_lexicon.toml`` is. The negation, speaker, hypothetical and look-alike logic of
 ``verbatim.notes.risk`` applies to frames exactly as to lexicon entries. Frames are written
 from the tuning set's wording classes, never from a held-out set.
 """
 
 from __future__ import annotations
 
-from verbatim.notes.risk_lexicon import SLOTS, Entry, entries, load, with_slots
+from verbatim.notes.risk_lexicon import SLOTS, Entry, entries, load, with_classes, with_slots
 
 _TABLE = load("risk_frames.toml")
-FRAMES: list[Entry] = entries(_TABLE["frame"], with_slots(_TABLE["slots"], SLOTS))
+#: the word classes (``[classes]``: synonym sets, every word in all its inflections), then the slots
+CLASSES = with_classes(_TABLE.get("classes", {}), SLOTS)
+FRAMES: list[Entry] = entries(_TABLE["frame"], with_slots(_TABLE["slots"], CLASSES))
