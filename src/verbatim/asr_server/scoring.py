@@ -220,7 +220,9 @@ def diarization_errors(results: Sequence[dict[str, Any]], turns: Sequence[Turn],
 
     Summing both over recordings gives a pooled DER (NIST's: errors over total scored speech).
 
-    Our own scorer (pyannote.metrics is not a dependency), on a ``frame_s`` grid. Reference speech
+    Our own scorer (it fills a speaker's pauses between words and maps "UU" to nobody, which
+    pyannote.metrics' segment scorer does not), on a ``frame_s`` grid; on plain segments it gives
+    pyannote.metrics' DER exactly (tests/unit/test_der_scorer.py; pyannote's collar = 2 × ours). Reference speech
     is the turns' spans; hypothesis speech the recognised words' spans, with a pause shorter than
     ``fill_s`` between two words of one label filled (a speaker is speaking in the pause between
     their words, as in the segments a diarization system outputs). ``collar_s``: frames within
