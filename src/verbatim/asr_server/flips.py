@@ -27,12 +27,28 @@ The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 FLIP_DOUBT = 0.9
 """Whisper word probability under which a meaning-flip word is marked doubtful."""
 ALT_DOUBT = 0.05
 """Probability a competing reading must hold (second decode) to leave a meaning-flip word in doubt."""
 MEANING_FLIP = "meaning_flip"
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """The thresholds of the rule: ``flip`` (`FLIP_DOUBT`) and ``alt`` (`ALT_DOUBT`), probabilities in [0, 1].
+
+    One value so a calibration (``bench/flip_calibrate.py``) can try others on recognised words
+    without recognising them again; the recognizer always uses `DOUBT`.
+    """
+
+    flip: float = FLIP_DOUBT
+    alt: float = ALT_DOUBT
+
+
+DOUBT = Doubt()
 
 _TWINS = {
     "can": "can't", "do": "don't", "does": "doesn't", "did": "didn't", "will": "won't", "is": "isn't",
@@ -81,26 +97,27 @@ def flips_meaning(text: str) -> bool:
 
 
 def doubtful(text: str, probability: float, *, sentence_start: bool,
-             competitors: tuple[tuple[str, float], ...] = ()) -> bool:
+             competitors: tuple[tuple[str, float], ...] = (), doubt: Doubt = DOUBT) -> bool:
     """Whether a word heard with ``probability`` gets the meaning-flip mark.
 
     ``competitors``: (reading, probability) pairs a second decode leaves open for the word
     (``""`` = the word left out); the same reading as ``text`` (any case) is not a competitor.
     """
-    return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors) is not None
+    return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors,
+                      doubt=doubt) is not None
 
 
 def suggestion(text: str, probability: float, *, sentence_start: bool,
-               competitors: tuple[tuple[str, float], ...] = ()) -> str | None:
+               competitors: tuple[tuple[str, float], ...] = (), doubt: Doubt = DOUBT) -> str | None:
     """The doubt of `doubtful` with what to offer: the strongest competing reading that flips the
     meaning, else the word's rival (`rival`), else ``""`` (doubtful with nothing to offer); None when
     the word is not doubtful."""
     low = text.lower()
-    rivals = sorted(((alt, p) for alt, p in competitors if alt.lower() != low and p >= ALT_DOUBT),
+    rivals = sorted(((alt, p) for alt, p in competitors if alt.lower() != low and p >= doubt.alt),
                     key=lambda ap: -ap[1])
     flipping = [alt for alt, _ in rivals if flips_meaning(alt)]
     if is_flip_word(text, sentence_start=sentence_start):
-        if probability >= FLIP_DOUBT and not rivals:
+        if probability >= doubt.flip and not rivals:
             return None
         return (flipping[0] if flipping else None) or rival(text) or (rivals[0][0] if rivals else "")
     return flipping[0] if flipping else None
