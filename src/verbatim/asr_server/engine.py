@@ -82,7 +82,8 @@ class Word:
 
     ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
     ``competitors``: (reading, probability) pairs a second decode left open for the word ("" = the
-    word left out), judged by `flips.suggestion`; empty when there was no second decode.
+    word left out), judged by `flips.suggestion`; None when there was no second decode (an empty
+    tuple: there was one, and it left nothing open).
     """
 
     text: str
@@ -90,7 +91,7 @@ class Word:
     end_s: float
     confidence: float
     stop: str = ""
-    competitors: tuple[tuple[str, float], ...] = ()
+    competitors: tuple[tuple[str, float], ...] | None = None
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
