@@ -4,22 +4,26 @@ Run from the repository root::
 
     python bench/flip_calibrate.py --calibration bench/sets/flips/manifest.json \
         --calibration bench/sets/flips_more/calibration.json --heldout bench/sets/flips_more/heldout.json \
-        [--precision-only bench/sets/shared.json] [--min-recall 0.85] [--cache FILE]
+        [--precision-only bench/sets/shared.json] [--min-recall 0.85] [--cache FILE] [--confidence-threshold P]
 
 Every item is recognised once (`engine.hear`, diarization on with the item's ``speakers`` or 2, as
-``bench/asr.py`` does); the json-v2 results are then rebuilt for every pair of thresholds of the
-grid (`flips.Doubt`: ``flip`` = `FLIP_DOUBT`, ``alt`` = `ALT_DOUBT`) and scored as ``bench/asr.py``
-scores them (`asr.Marks`): ``flip_flag_recall`` (wrongly heard flip words that carry a doubt) and
-``flag_precision`` (the wrong share of every flagged word). ``--precision-only`` manifests (items
-without flip words, e.g. the shared audio) count toward the precision of both halves.
+``bench/asr.py`` does); the json-v2 results are then rebuilt for every set of thresholds of the
+grid (`flips.Doubt`: ``flip`` = `FLIP_DOUBT`, ``alt`` = `ALT_DOUBT`, ``plain`` = `PLAIN_DOUBT`) and
+scored as ``bench/asr.py`` scores them (`asr.Marks`): ``flip_flag_recall`` (wrongly heard flip
+words that carry a doubt) and ``flag_precision`` (the wrong share of every flagged word).
+``--precision-only`` manifests (items without flip words, e.g. the shared audio) count toward the
+precision of both halves.
 
-The pair chosen is the one of highest calibration precision among those whose calibration recall
-is at least ``--min-recall`` (ties: the fewer flags); the held-out half is scored at that pair
+The set chosen is the one of highest calibration precision among those whose calibration recall
+is at least ``--min-recall`` (ties: the fewer flags; if none reaches it, among those of the highest
+recall reached); the held-out half is scored at that set
 only, and at the thresholds in use (`flips.DOUBT`). ``--cache FILE`` keeps what was heard
 (pickle), so another grid costs no recognition; delete it after a change to the recognizer.
+``--confidence-threshold`` scores as if the reliability settings' global threshold (a word under it
+is flagged whatever its kind) were another.
 
-Prints a table; the last stdout line is one JSON object: ``chosen`` {flip, alt}, ``calibration``
-and ``heldout`` at the chosen pair and ``heldout_current`` at the thresholds in use, each
+Prints a table; the last stdout line is one JSON object: ``chosen`` {flip, alt, plain}, ``calibration``
+and ``heldout`` at the chosen set and ``heldout_current`` at the thresholds in use, each
 {flip_flag_recall, flag_precision, flip_wrong, flip_marked, flags}.
 """
 
@@ -40,8 +44,9 @@ from verbatim.asr_server import flips  # noqa: E402
 from verbatim.asr_server.engine import Heard, hear, to_results  # noqa: E402
 from verbatim.reliability.settings import load_reliability_settings  # noqa: E402
 
-FLIP_GRID = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995)
-ALT_GRID = (0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+FLIP_GRID = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99)
+ALT_GRID = (0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2)
+PLAIN_GRID = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 1.01)  # 1.01: never
 
 
 def heard_items(items: list[Item], cache: Path | None) -> dict[str, Heard]:
@@ -92,39 +97,47 @@ def main() -> None:
     parser.add_argument("--precision-only", action="append", type=Path, default=[])
     parser.add_argument("--min-recall", type=float, default=0.85)
     parser.add_argument("--cache", type=Path)
+    parser.add_argument("--confidence-threshold", type=float,
+                        help="score as if the reliability threshold were this (default: the settings')")
     args = parser.parse_args()
     calib = [it for m in args.calibration for it in load_manifest(m.resolve())]
     held = [it for m in args.heldout for it in load_manifest(m.resolve())]
     extra = [it for m in args.precision_only for it in load_manifest(m.resolve())]
     if {it.id for it in calib} & {it.id for it in held}:
         raise SystemExit("an item is in both halves")
-    threshold = load_reliability_settings().confidence_threshold
+    threshold = args.confidence_threshold
+    if threshold is None:
+        threshold = load_reliability_settings().confidence_threshold
     heard = heard_items(calib + held + extra, args.cache)
     known = truths(calib + held + extra, heard)
 
-    print(f"{'flip':>6s} {'alt':>5s} {'recall':>7s} {'prec':>6s} {'flags':>6s}   (calibration: "
+    print(f"{'flip':>6s} {'alt':>6s} {'plain':>6s} {'recall':>7s} {'prec':>6s} {'flags':>6s}   (calibration: "
           f"{len(calib)} items, {len(extra)} for precision only)")
-    best: tuple[tuple[float, int], flips.Doubt, Marks] | None = None
+    tried: list[tuple[flips.Doubt, Marks]] = []
     for f in FLIP_GRID:
         for a in ALT_GRID:
-            doubt = flips.Doubt(flip=f, alt=a)
-            m = score(calib + extra, heard, known, doubt, threshold)
-            recall, precision = m.flip_recall or 0.0, m.precision or 0.0
-            print(f"{f:6.3f} {a:5.2f} {recall:7.3f} {precision:6.3f} {m.flags:6d}")
-            if recall >= args.min_recall and (best is None or (precision, -m.flags) > best[0]):
-                best = ((precision, -m.flags), doubt, m)
-    if best is None:
-        raise SystemExit(f"no pair of the grid reaches a calibration recall of {args.min_recall}")
-    _, chosen, calib_marks = best
+            for q in PLAIN_GRID:
+                doubt = flips.Doubt(flip=f, alt=a, plain=q)
+                m = score(calib + extra, heard, known, doubt, threshold)
+                recall, precision = m.flip_recall or 0.0, m.precision or 0.0
+                print(f"{f:6.3f} {a:6.3f} {q:6.3f} {recall:7.3f} {precision:6.3f} {m.flags:6d}")
+                tried.append((doubt, m))
+    reached = max(m.flip_recall or 0.0 for _, m in tried)
+    floor = args.min_recall
+    if reached < floor:
+        print(f"\nno set of the grid reaches a calibration recall of {floor}: choosing among those at {reached:.3f}")
+        floor = reached
+    chosen, calib_marks = max(((d, m) for d, m in tried if (m.flip_recall or 0.0) >= floor),
+                              key=lambda dm: (dm[1].precision or 0.0, -dm[1].flags))
     held_marks = score(held + extra, heard, known, chosen, threshold)
     current = score(held + extra, heard, known, flips.DOUBT, threshold)
-    print(f"\nchosen              : flip {chosen.flip}  alt {chosen.alt}")
+    print(f"\nchosen              : flip {chosen.flip}  alt {chosen.alt}  plain {chosen.plain}")
     for name, m in (("calibration", calib_marks), ("held-out", held_marks), ("held-out, in use", current)):
         print(f"{name:20s}: recall {m.flip_recall}  ({m.flip_marked}/{m.flip_wrong} wrong flip words marked)  "
               f"precision {m.precision}  ({m.flags_wrong}/{m.flags} flags wrong)")
-    print(json.dumps({"chosen": {"flip": chosen.flip, "alt": chosen.alt}, "calibration": figures(calib_marks),
+    print(json.dumps({"chosen": vars(chosen), "calibration": figures(calib_marks),
                       "heldout": figures(held_marks), "heldout_current": figures(current),
-                      "current": {"flip": flips.DOUBT.flip, "alt": flips.DOUBT.alt}}))
+                      "current": vars(flips.DOUBT)}))
 
 
 if __name__ == "__main__":
