@@ -191,3 +191,14 @@ def test_a_flip_word_is_judged_by_its_probability_alone_only_where_no_second_dec
     doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.02),))]
     tags = [to_results(w, ["S1"] * 2)[1]["alternatives"][0].get("tags") for w in (alone, cleared, doubted)]
     assert tags == [[MEANING_FLIP], None, [MEANING_FLIP]]
+
+
+def test_a_word_only_the_first_decode_heard_is_in_doubt_for_it_only_when_a_negation() -> None:
+    # The greedy decode left "nine" and "not" out (the "" reading): leaving out a number says
+    # nothing about which number, leaving out "not" flips the sentence.
+    words = [Word("it", 0.0, 0.2, 0.95, competitors=()), Word("is", 0.3, 0.4, 0.95, competitors=()),
+             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.03),)), Word("nine", 0.8, 1.0, 0.97,
+                                                                        competitors=(("", 0.03),))]
+    results = to_results(words, ["S1"] * 4)
+    marked = [r["alternatives"][0]["content"] for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])]
+    assert marked == ["not"]

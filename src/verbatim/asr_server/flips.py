@@ -21,7 +21,8 @@ competitors hold at least ``ALT_DOUBT`` of the probability is doubtful however s
 decode was ("doesn't" at 0.97, with "isn't" at 0.06); any other word is doubtful when a competitor
 that would flip the meaning — a negation or its twin, a number, a time — holds ``PLAIN_DOUBT``
 ("you" at 0.86, with "two" at 0.09), and the competitor is offered as the word's alternative. A
-reading of the same words is no competitor ("10" for "ten").
+reading of the same words is no competitor ("10" for "ten"), and the word left out (the second
+decode did not hear it) competes with a negation or its twin only.
 
 The thresholds are calibrated by ``bench/flip_calibrate.py`` on the flip sets' calibration half
 (``bench/sets/flips``, ``bench/sets/flips_more/calibration.json``, plus the shared audio for
@@ -143,7 +144,8 @@ def suggestion(text: str, probability: float, *, sentence_start: bool,
     rivals = sorted(((alt, p) for alt, p in competitors if p >= min(doubt.alt, doubt.plain) and normalise(alt) != said),
                     key=lambda ap: -ap[1])
     if is_flip_word(text, sentence_start=sentence_start):
-        rivals = [(alt, p) for alt, p in rivals if p >= doubt.alt]
+        # The word left out ("" where only the first decode heard it) flips a negation only.
+        rivals = [(alt, p) for alt, p in rivals if p >= doubt.alt and (alt or text.lower() in RIVALS)]
         flipping = [alt for alt, _ in rivals if flips_meaning(alt)]
         if probability >= doubt.flip and not rivals:
             return None
