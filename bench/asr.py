@@ -137,6 +137,60 @@ def flagged(item: dict[str, Any], threshold: float) -> bool:
     return MEANING_FLIP in (alt.get("tags") or []) or float(alt["confidence"]) < threshold
 
 
+def truth(item: Item, results: list[dict[str, Any]]) -> tuple[list[bool] | None, list[int | None]]:
+    """Per word item of ``results``, whether it is wrong (None without reference text); per flip
+    word of the item, -1 if heard right, else the index of the word heard in its place (None: lost)."""
+    words = [r for r in results if r["type"] == "word"]
+    wrong = None if item.text is None else [w for _, w in wrong_words(item.text, results)]
+    hits: list[int | None] = []
+    for word, heard, where in flip_words_heard(item.text or "", results, item.flip_words):
+        if heard is not None and where is not None and heard == word:
+            hits.append(-1)
+        else:
+            hits.append(None if where is None else next(i for i, w in enumerate(words) if w is where))
+    return wrong, hits
+
+
+@dataclass
+class Marks:
+    """Doubt marks against the truth, summed over items: meaning-flip words (``flip_total``), those
+    heard wrongly (``flip_wrong``) and of those the marked (``flip_marked``); flagged words
+    (``flags``) and of those the wrong (``flags_wrong``)."""
+
+    flip_total: int = 0
+    flip_wrong: int = 0
+    flip_marked: int = 0
+    flags: int = 0
+    flags_wrong: int = 0
+
+    def add(self, item: Item, results: list[dict[str, Any]], threshold: float) -> None:
+        """Count one item's recognised ``results`` (flags only where the item has reference text)."""
+        wrong, flip_hits = truth(item, results)
+        self.count(wrong, flip_hits, [flagged(r, threshold) for r in results if r["type"] == "word"])
+
+    def count(self, wrong: list[bool] | None, flip_hits: list[int | None], flags: list[bool]) -> None:
+        """Count one item from `truth` and whether each of its words is flagged."""
+        if wrong is not None:
+            self.flags += sum(flags)
+            self.flags_wrong += sum(f and w for f, w in zip(flags, wrong, strict=True))
+        for hit in flip_hits:
+            self.flip_total += 1
+            if hit is not None and hit < 0:
+                continue  # heard right
+            self.flip_wrong += 1
+            self.flip_marked += hit is not None and flags[hit]
+
+    @property
+    def flip_recall(self) -> float | None:
+        """Marked share of the wrongly heard flip words (1.0 if none was wrong; None without flip words)."""
+        return self.flip_marked / self.flip_wrong if self.flip_wrong else (None if not self.flip_total else 1.0)
+
+    @property
+    def precision(self) -> float | None:
+        """Wrong share of the flagged words (None if nothing was flagged)."""
+        return self.flags_wrong / self.flags if self.flags else None
+
+
 def long_run(items: list[Item], minutes: float, alone: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Join the items to ``minutes`` (1 s gaps), transcribe once, compare with the items alone."""
     gap = np.zeros(RATE, dtype=np.int16)
@@ -160,20 +214,29 @@ def long_run(items: list[Item], minutes: float, alone: dict[str, list[dict[str, 
         cpu = time.process_time() - c0
     long_e = long_n = alone_e = alone_n = drops = 0
     lost: list[str] = []
+    differ: list[tuple[int, str, str, str]] = []  # (long minus alone errors, where, heard long, heard alone)
     for item, a, b in placed:
         if item.text is None:
             continue
         heard = words_in(results, a, b)
-        e, n = word_errors(item.text, text_of(heard))
-        long_e, long_n = long_e + e, long_n + n
+        e_long, n = word_errors(item.text, text_of(heard))
+        long_e, long_n = long_e + e_long, long_n + n
         e, n = word_errors(item.text, text_of(alone[item.id]))
         alone_e, alone_n = alone_e + e, alone_n + n
+        if e_long != e:
+            differ.append((e_long - e, f"{item.id}@{a:.1f}s", text_of(heard), text_of(alone[item.id])))
         shifted = [(a + s, a + t) for s, t in spans_of(item, b - a)]
         d = dropped(results, shifted)
         drops += d
         if d:
             lost.append(f"{item.id}@{a:.1f}s")
     gaps = [r for r in results if r["type"] == "gap"]
+    if differ:
+        # Where the long recording was heard otherwise than the item alone, worst first.
+        print(f"long run: {len(differ)} of {len(placed)} placed items heard otherwise, net "
+              f"{sum(d[0] for d in differ):+d} errors")
+        for delta, where, long_text, alone_text in sorted(differ, key=lambda d: -d[0]):
+            print(f"  {delta:+d} {where}\n     long : {long_text}\n     alone: {alone_text}")
     return {"seconds": pos, "cpu_s": cpu, "wer_long": long_e / max(long_n, 1),
             "wer_alone": alone_e / max(alone_n, 1), "dropped": drops, "lost": lost, "gaps": len(gaps),
             "gap_s": sum(g["end_time"] - g["start_time"] for g in gaps)}
@@ -233,8 +296,7 @@ def main() -> None:
     alone: dict[str, list[dict[str, Any]]] = {}
     audio_s = cpu_s = 0.0
     totals = {"natural": [0, 0], "synthetic": [0, 0]}
-    flip_wrong = flip_marked = flip_total = 0
-    flags = flags_wrong = 0
+    marks = Marks()
     pooled: list[tuple[Item, int, int, int, int]] = []  # (item, words, errors, DER error frames, DER speech frames)
     print(f"{'item':44s} {'s':>6s} {'WER':>6s} {'DER':>6s} spk(exp/found) dropped")
     for item in items:
@@ -250,21 +312,12 @@ def main() -> None:
             bucket = totals["synthetic" if item.synthetic else "natural"]
             bucket[0] += errors
             bucket[1] += n_words
-            for (_, wrong), r in zip(wrong_words(item.text, results),
-                                     [r for r in results if r["type"] == "word"], strict=True):
-                if flagged(r, threshold):
-                    flags += 1
-                    flags_wrong += wrong
+        marks.add(item, results, threshold)
         found = len({r["alternatives"][0]["speaker"] for r in results if r["type"] == "word"} - {"UU"})
         der_e, der_n = diarization_errors(results, item.turns, collar_s=COLLAR_S) if item.turns else (0, 0)
         der = der_e / der_n if der_n else None
         drops = dropped(results, spans_of(item, duration))
         expected = len({t.speaker for t in item.turns}) if item.turns else None
-        for _word, heard, where in flip_words_heard(item.text or "", results, item.flip_words):
-            flip_total += 1
-            if heard is None or where is None or heard != _word:
-                flip_wrong += 1
-                flip_marked += bool(where is not None and flagged(where, threshold))
         per_item[item.id] = {"words": n_words, "errors": errors, "der": None if der is None else round(der, 4),
                              "speakers_expected": expected, "speakers_found": found, "dropped_turns": drops}
         pooled.append((item, n_words, errors, der_e, der_n))
@@ -275,14 +328,15 @@ def main() -> None:
     rss = None if args.no_rss else peak_rss_60min([it for it in items if not it.flip_words] or items)
     wer_nat = totals["natural"][0] / totals["natural"][1] if totals["natural"][1] else None
     wer_syn = totals["synthetic"][0] / totals["synthetic"][1] if totals["synthetic"][1] else None
-    flip_recall = flip_marked / flip_wrong if flip_wrong else (None if not flip_total else 1.0)
+    flip_recall, precision = marks.flip_recall, marks.precision
     print()
     print(f"WER natural speech  : {wer_nat if wer_nat is None else f'{wer_nat:.4f}'}   "
           f"synthetic voices: {wer_syn if wer_syn is None else f'{wer_syn:.4f}'}")
     print(f"CPU                 : {cpu_s / audio_s:.3f} s per audio s ({audio_s:.1f} s of audio, {len(items)} items)")
-    print(f"flags               : {flags} flagged, precision "
-          f"{'n/a' if not flags else f'{flags_wrong / flags:.3f}'} (threshold {threshold})")
-    print(f"meaning flips       : {flip_total} flip words, {flip_wrong} heard wrongly, {flip_marked} of those marked")
+    print(f"flags               : {marks.flags} flagged, precision "
+          f"{'n/a' if precision is None else f'{precision:.3f}'} (threshold {threshold})")
+    print(f"meaning flips       : {marks.flip_total} flip words, {marks.flip_wrong} heard wrongly, "
+          f"{marks.flip_marked} of those marked")
     if long is not None:
         print(f"long ({long['seconds'] / 60:.1f} min)     : WER {long['wer_long']:.4f} vs alone {long['wer_alone']:.4f}"
               f"  dropped turns {long['dropped']} {long['lost'][:10]}  gaps {long['gaps']} ({long['gap_s']:.1f} s)"
@@ -309,7 +363,7 @@ def main() -> None:
         "long_wer_delta": None if long is None else round(long["wer_long"] - long["wer_alone"], 4),
         "long_dropped_turns": None if long is None else long["dropped"],
         "flip_flag_recall": None if flip_recall is None else round(flip_recall, 4),
-        "flag_precision": None if not flags else round(flags_wrong / flags, 4),
+        "flag_precision": None if precision is None else round(precision, 4),
         "cpu_s_per_audio_s": round(cpu_s / audio_s, 4),
         "peak_rss_mib_60min": None if rss is None else round(rss, 1),
     }))

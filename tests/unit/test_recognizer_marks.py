@@ -125,3 +125,80 @@ def test_a_short_turn_inside_another_voice_keeps_its_label_and_is_marked_for_rev
     # A long enough turn, or one at either end of the recording, is believed.
     assert not any(short_turns(words, [0] * 5 + [1] * 4))
     assert short_turns(words, speakers, min_turn_s=0.2) == [False] * 9
+
+
+def test_a_number_competing_with_itself_in_digits_leaves_no_doubt() -> None:
+    # The second decode weighs "10" against "ten": the same number, so no rival; "two" is one.
+    words = [Word("i", 0.0, 0.2, 0.95), Word("took", 0.3, 0.5, 0.97),
+             Word("ten", 0.6, 0.8, 0.95, competitors=(("10", 0.3), ("Ten", 0.1))),
+             Word("of", 0.9, 1.0, 0.95), Word("them", 1.1, 1.3, 0.95),
+             Word("at", 1.4, 1.5, 0.95), Word("4", 1.6, 1.8, 0.95, competitors=(("four", 0.4), ("five", 0.06)))]
+    results = to_results(words, ["S1"] * len(words))
+    marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
+              for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
+    assert marked == {"4": ["five"]}
+
+
+def test_decodes_disagreeing_word_for_word_pair_each_word_with_its_own() -> None:
+    from verbatim.asr_server.whisper import _align
+
+    first = _words("i woke up at four")
+    greedy = [("i", 0.9, {}), ("will", 0.5, {}), ("cut", 0.6, {}), ("that", 0.7, {}), ("four", 0.9, {})]
+    out = _align(first, greedy)
+    assert [dict(w.competitors) for w in out[1:4]] == [{"will": 0.5}, {"cut": 0.6}, {"that": 0.7}]
+
+
+def test_the_second_decode_looks_up_numbers_and_negations_beyond_its_top_readings() -> None:
+    """A number the decoder weighed at 0.02 behind five likelier words still competes, and the
+    "'t" after "can" makes "can't" compete with "can", however far down the list."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    from faster_whisper.tokenizer import Tokenizer
+
+    from verbatim.asr_server import whisper
+
+    hf = whisper._whisper().hf_tokenizer
+    tok = Tokenizer(hf, False, task="transcribe", language="en")
+    spoken = [" I", " can", " take", " you"]
+    ids = [tok.encode(p)[0] for p in spoken]
+    vocab = hf.get_vocab_size()
+    steps = []
+    for i, token in enumerate(ids):
+        p = np.full(vocab, 1e-9)
+        p[token] = 0.8
+        for rank, other in enumerate((" the", " a", " it", " that", " this", " is")):
+            p[tok.encode(other)[0]] = 0.025 - rank * 0.001  # the top readings after the heard one
+        if i == 3:
+            p[tok.encode(" two")[0]] = 0.015
+        if i == 2:
+            p[tok.encode("'t")[0]] = 0.012
+        steps.append(np.log(p / p.sum()).astype(np.float32))
+    result = SimpleNamespace(sequences_ids=[[*ids, tok.eot]], logits=[[*steps, steps[-1]]])
+    model = SimpleNamespace(hf_tokenizer=hf, max_length=448,
+                            model=SimpleNamespace(generate=lambda *a, **k: [result]))
+    heard = _words("i can take you")
+    out = whisper._with_competitors(model, None, heard)
+    assert 0.01 < dict(out[3].competitors)["two"] < 0.02
+    assert 0.01 < dict(out[1].competitors)["can't"] < 0.02
+
+
+def test_a_flip_word_is_judged_by_its_probability_alone_only_where_no_second_decode_ran() -> None:
+    # "nine" at 0.7: no second decode (pocketsphinx, a long re-decode) leaves only the probability to
+    # judge by; a second decode that weighed nothing against it clears it (FLIP_DOUBT is lower).
+    alone = [Word("at", 0.0, 0.2, 0.95), Word("nine", 0.3, 0.6, 0.7)]
+    cleared = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=())]
+    doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.02),))]
+    tags = [to_results(w, ["S1"] * 2)[1]["alternatives"][0].get("tags") for w in (alone, cleared, doubted)]
+    assert tags == [[MEANING_FLIP], None, [MEANING_FLIP]]
+
+
+def test_a_word_only_the_first_decode_heard_is_in_doubt_for_it_only_when_a_negation() -> None:
+    # The greedy decode left "nine" and "not" out (the "" reading): leaving out a number says
+    # nothing about which number, leaving out "not" flips the sentence.
+    words = [Word("it", 0.0, 0.2, 0.95, competitors=()), Word("is", 0.3, 0.4, 0.95, competitors=()),
+             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.03),)), Word("nine", 0.8, 1.0, 0.97,
+                                                                        competitors=(("", 0.03),))]
+    results = to_results(words, ["S1"] * 4)
+    marked = [r["alternatives"][0]["content"] for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])]
+    assert marked == ["not"]

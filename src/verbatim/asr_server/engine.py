@@ -84,7 +84,8 @@ class Word:
 
     ``stop``: the sentence-ending mark the recognizer heard after the word (".", "?" or "!"), or "".
     ``competitors``: (reading, probability) pairs a second decode left open for the word ("" = the
-    word left out), judged by `flips.suggestion`; empty when there was no second decode.
+    word left out), judged by `flips.suggestion`; None when there was no second decode (an empty
+    tuple: there was one, and it left nothing open).
     """
 
     text: str
@@ -92,7 +93,7 @@ class Word:
     end_s: float
     confidence: float
     stop: str = ""
-    competitors: tuple[tuple[str, float], ...] = ()
+    competitors: tuple[tuple[str, float], ...] | None = None
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -245,25 +246,29 @@ def _voiced_share(word: Word, speech: np.ndarray) -> float:
     return float(frames.mean()) if frames.size else 0.0
 
 
-def transcribe(
+@dataclass(frozen=True)
+class Heard:
+    """What the recognizer heard in a recording, before it is written as json-v2 (`to_results`).
+
+    ``words`` in time order; ``speakers`` the json-v2 label of each ("S1", …, "UU"); ``gaps`` the
+    speech no word could be recognised in; ``unsure`` per word, whether its voice is in doubt.
+    """
+
+    words: list[Word]
+    speakers: list[str]
+    gaps: list[Gap]
+    unsure: list[bool]
+
+
+def hear(
     path: str | os.PathLike[str],
     *,
     diarization: str = "speaker",
     max_speakers: int = 2,
     language: str = "en",
     ring: KeyRing | None = None,
-) -> list[dict[str, Any]]:
-    """Recognise speech in an audio file (sealed: opened with ``ring``); return a json-v2 ``results`` list.
-
-    Each word item is ``{"type": "word", "start_time": s, "end_time": s, "alternatives":
-    [{"content", "confidence", "language", "speaker"}]}`` (times in seconds, ascending);
-    each sentence ends with a ``{"type": "punctuation", "attaches_to": "previous",
-    "is_eos": True, ...}`` full stop at the time its last word ends. Speakers are "S1",
-    "S2", ... in order of first word, or "UU" when ``diarization`` is "none".
-
-    Raises ValueError for an unsupported ``language`` (only "en"), ``diarization`` mode
-    or ``max_speakers`` < 1, and `verbatim.errors.AudioUnreadable` for a bad file.
-    """
+) -> Heard:
+    """The words, speakers and gaps of an audio file; arguments and errors as `transcribe`."""
     if language != "en":
         raise ValueError(f"language {language!r} is not supported by the local recogniser (only 'en')")
     if diarization not in _DIARIZATION_MODES:
@@ -291,7 +296,30 @@ def transcribe(
               for w, s in zip(words, speakers, strict=True)]
     if diarization == "speaker":
         unsure = [a or b for a, b in zip(unsure, short_turns(words, speakers), strict=True)]
-    return to_results(words, tags, language, gaps, unsure)
+    return Heard(words, tags, gaps, unsure)
+
+
+def transcribe(
+    path: str | os.PathLike[str],
+    *,
+    diarization: str = "speaker",
+    max_speakers: int = 2,
+    language: str = "en",
+    ring: KeyRing | None = None,
+) -> list[dict[str, Any]]:
+    """Recognise speech in an audio file (sealed: opened with ``ring``); return a json-v2 ``results`` list.
+
+    Each word item is ``{"type": "word", "start_time": s, "end_time": s, "alternatives":
+    [{"content", "confidence", "language", "speaker"}]}`` (times in seconds, ascending);
+    each sentence ends with a ``{"type": "punctuation", "attaches_to": "previous",
+    "is_eos": True, ...}`` full stop at the time its last word ends. Speakers are "S1",
+    "S2", ... in order of first word, or "UU" when ``diarization`` is "none".
+
+    Raises ValueError for an unsupported ``language`` (only "en"), ``diarization`` mode
+    or ``max_speakers`` < 1, and `verbatim.errors.AudioUnreadable` for a bad file.
+    """
+    heard = hear(path, diarization=diarization, max_speakers=max_speakers, language=language, ring=ring)
+    return to_results(heard.words, heard.speakers, language, heard.gaps, heard.unsure)
 
 
 def short_turns(words: list[Word], speakers: list[int], min_turn_s: float = MIN_TURN_S) -> list[bool]:
@@ -321,7 +349,8 @@ def _speaker_margin(word: Word, margin: np.ndarray, speech: np.ndarray) -> float
 
 
 def to_results(words: list[Word], speakers: list[str], language: str = "en",
-               gaps: list[Gap] | tuple[Gap, ...] = (), unsure: list[bool] | None = None) -> list[dict[str, Any]]:
+               gaps: list[Gap] | tuple[Gap, ...] = (), unsure: list[bool] | None = None,
+               doubt: flips.Doubt = flips.DOUBT) -> list[dict[str, Any]]:
     """Build json-v2 result items from words and their speaker tags, adding sentence ends and capitals.
 
     A sentence ends where the recognizer heard one (``Word.stop``: ".", "?" or "!"), at a change of
@@ -332,7 +361,7 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
     have said it. A word whose voice was barely told apart is tagged ``speaker_uncertain``.
     A doubtful meaning-flip word (`flips.suggestion`: its probability or a competing reading) is
     tagged ``meaning_flip`` and carries the reading it may hide as a second alternative ("can" →
-    "can't", "you" → "two").
+    "can't", "you" → "two"); ``doubt``: that rule's thresholds.
     """
     results: list[dict[str, Any]] = []
     sentence_start = True
@@ -347,7 +376,8 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
         if unsure is not None and unsure[i]:
             item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
-        other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors)
+        other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors,
+                                 doubt=doubt)
         if other is not None:
             # A doubtful negation, number, time or name, or a word a flipping reading competes with:
             # marked whatever the global threshold.

@@ -15,11 +15,18 @@ probability for it is under ``FLIP_DOUBT`` —
 
 Besides its probability, a word is judged by its **competing hypotheses**: the readings a second
 decode of the same window leaves open (`whisper.recognise`: a greedy decode without timestamps,
-its per-step distribution over the vocabulary, and where the two decodes disagree). A meaning-flip
-word whose competitors hold at least ``ALT_DOUBT`` of the probability is doubtful however sure the
-first decode was ("doesn't" at 0.97, with "isn't" at 0.06); any other word is doubtful when a
-competitor that would flip the meaning — a negation, a number, a time — holds that much ("you" at
-0.86, with "two" at 0.09), and the competitor is offered as the word's alternative.
+its per-step distribution over the vocabulary — the top readings and every reading of
+`FLIP_READINGS` however far down —, and where the two decodes disagree). A meaning-flip word whose
+competitors hold at least ``ALT_DOUBT`` of the probability is doubtful however sure the first
+decode was ("doesn't" at 0.97, with "isn't" at 0.06); any other word is doubtful when a competitor
+that would flip the meaning — a negation or its twin, a number, a time — holds ``PLAIN_DOUBT``
+("you" at 0.86, with "two" at 0.09), and the competitor is offered as the word's alternative. A
+reading of the same words is no competitor ("10" for "ten"), and the word left out (the second
+decode did not hear it) competes with a negation or its twin only.
+
+The thresholds are calibrated by ``bench/flip_calibrate.py`` on the flip sets' calibration half
+(``bench/sets/flips``, ``bench/sets/flips_more/calibration.json``, plus the shared audio for
+precision) and reported on the held-out half (``bench/sets/flips_more/heldout.json``).
 
 The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`).
 """
@@ -27,12 +34,38 @@ The mark is the json-v2 tag ``meaning_flip`` on the word (see `recognizer.turns`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-FLIP_DOUBT = 0.9
-"""Whisper word probability under which a meaning-flip word is marked doubtful."""
-ALT_DOUBT = 0.05
+from verbatim.asr_server.scoring import normalise
+
+FLIP_DOUBT = 0.5
+"""Whisper word probability under which a meaning-flip word is marked doubtful (a second decode ran)."""
+ALT_DOUBT = 0.01
 """Probability a competing reading must hold (second decode) to leave a meaning-flip word in doubt."""
+PLAIN_DOUBT = 0.02
+"""Probability a competing reading that flips the meaning must hold to put any other word in doubt."""
+ALONE_DOUBT = 0.9
+"""Word probability under which a meaning-flip word is doubtful when no second decode ran (pocketsphinx,
+a re-decoded stretch over 30 s): the probability is then all there is to judge by."""
 MEANING_FLIP = "meaning_flip"
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """The thresholds of the rule, probabilities in [0, 1]: ``flip`` (`FLIP_DOUBT`), ``alt``
+    (`ALT_DOUBT`), ``plain`` (`PLAIN_DOUBT`) and ``alone`` (`ALONE_DOUBT`).
+
+    One value so a calibration (``bench/flip_calibrate.py``) can try others on recognised words
+    without recognising them again; the recognizer always uses `DOUBT`.
+    """
+
+    flip: float = FLIP_DOUBT
+    alt: float = ALT_DOUBT
+    plain: float = PLAIN_DOUBT
+    alone: float = ALONE_DOUBT
+
+
+DOUBT = Doubt()
 
 _TWINS = {
     "can": "can't", "do": "don't", "does": "doesn't", "did": "didn't", "will": "won't", "is": "isn't",
@@ -54,6 +87,10 @@ SOUND_ALIKES: dict[str, str] = {"for": "four", "fore": "four", "to": "two", "too
 """Everyday words that sound like a meaning-flip word, with the reading they may hide (measured on the
 flip set: "five" heard "for", "won't" heard "want to", "two" heard "to")."""
 _DIGITS = re.compile(r"\d")
+FLIP_READINGS: tuple[str, ...] = (*RIVALS, *(w for w in _NUMBERS_AND_TIMES.split() if w != "o'clock"),
+                                  *(str(n) for n in range(61)), "100")
+"""Readings whose probability the second decode looks up at every word, however unlikely the
+decoder found them (`whisper`): negations and their twins, number and time words, numbers."""
 
 
 def is_flip_word(text: str, *, sentence_start: bool) -> bool:
@@ -81,26 +118,37 @@ def flips_meaning(text: str) -> bool:
 
 
 def doubtful(text: str, probability: float, *, sentence_start: bool,
-             competitors: tuple[tuple[str, float], ...] = ()) -> bool:
+             competitors: tuple[tuple[str, float], ...] | None = None, doubt: Doubt = DOUBT) -> bool:
     """Whether a word heard with ``probability`` gets the meaning-flip mark.
 
     ``competitors``: (reading, probability) pairs a second decode leaves open for the word
-    (``""`` = the word left out); the same reading as ``text`` (any case) is not a competitor.
+    (``""`` = the word left out), None when no second decode ran; a reading of the same words as
+    ``text`` (any case, a number in digits or words: "10" for "ten") is not a competitor.
     """
-    return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors) is not None
+    return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors,
+                      doubt=doubt) is not None
 
 
 def suggestion(text: str, probability: float, *, sentence_start: bool,
-               competitors: tuple[tuple[str, float], ...] = ()) -> str | None:
+               competitors: tuple[tuple[str, float], ...] | None = None, doubt: Doubt = DOUBT) -> str | None:
     """The doubt of `doubtful` with what to offer: the strongest competing reading that flips the
     meaning, else the word's rival (`rival`), else ``""`` (doubtful with nothing to offer); None when
     the word is not doubtful."""
-    low = text.lower()
-    rivals = sorted(((alt, p) for alt, p in competitors if alt.lower() != low and p >= ALT_DOUBT),
+    if competitors is None:
+        # Nothing to weigh it against: a flip word is judged by its probability alone.
+        if is_flip_word(text, sentence_start=sentence_start) and probability < doubt.alone:
+            return rival(text) or ""
+        return None
+    said = normalise(text)
+    # A reading of the same words is no rival: "10" for "ten", "Four" for "four".
+    rivals = sorted(((alt, p) for alt, p in competitors if p >= min(doubt.alt, doubt.plain) and normalise(alt) != said),
                     key=lambda ap: -ap[1])
-    flipping = [alt for alt, _ in rivals if flips_meaning(alt)]
     if is_flip_word(text, sentence_start=sentence_start):
-        if probability >= FLIP_DOUBT and not rivals:
+        # The word left out ("" where only the first decode heard it) flips a negation only.
+        rivals = [(alt, p) for alt, p in rivals if p >= doubt.alt and (alt or text.lower() in RIVALS)]
+        flipping = [alt for alt, _ in rivals if flips_meaning(alt)]
+        if probability >= doubt.flip and not rivals:
             return None
         return (flipping[0] if flipping else None) or rival(text) or (rivals[0][0] if rivals else "")
+    flipping = [alt for alt, p in rivals if p >= doubt.plain and flips_meaning(alt)]
     return flipping[0] if flipping else None

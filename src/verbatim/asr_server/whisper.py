@@ -19,7 +19,11 @@ greedy, without timestamps, returning the decoder's distribution over the vocabu
 step. The two word sequences are aligned; where they agree a word's competitors are the other
 words the decoder weighed at its first token (top ``_TOP_K``) and the longer words it could have
 become at the token after it ("can" → "can't"); where they disagree each side's reading is the
-other's competitor. Cost: the decoder steps of one greedy pass, a fraction of the beam search.
+other's competitor. Besides the top ``_TOP_K``, every step's probability of each reading that
+flips a meaning (`flips.FLIP_READINGS`: negations and their twins, number words, numbers; the
+first token of each) is looked up, and after a negation's twin the probability of its "'t"
+("can" → "can't"): a number the decoder weighed at 0.02 behind "you" is a competitor though four
+other words came before it. Cost: the decoder steps of one greedy pass, a fraction of the beam search.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ _model: dict[str, Any] = {}
 _last = threading.local()  # the encoder output of this thread's latest window
 _TOP_K = 5
 _MIN_COMPETITOR = 0.01  # readings the decoder gave less than this are not kept at all
+_MIN_FLIP_COMPETITOR = 0.003  # the same for a negation, number or time, looked for beyond the top k
 
 
 def model_dir() -> tuple[Path, str]:
@@ -108,9 +113,9 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     the window is speech our detector heard but a first decode left without words, so Whisper's
     own "no speech here" skip (no-speech probability over 0.6 with an improbable text) is off.
     """
-    from verbatim.asr_server.engine import Word
-
     import ctranslate2
+
+    from verbatim.asr_server.engine import Word
 
     model = _whisper()
     _last.encoded = None
@@ -154,11 +159,41 @@ def _parts(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def _flip_tokens(tok: Any) -> tuple[dict[int, str], int | None]:
+    """({token id: the flip reading it starts}, the id of "'t") for ``tok`` (cached per process).
+
+    A reading of several tokens is looked up by its first (" don" for "don't"); a token that is a
+    reading on its own keeps that reading (" four" is "four", not "fourteen").
+    """
+    cached = _model.get("flip_tokens")
+    if cached is not None:
+        return cached
+    from verbatim.asr_server.flips import FLIP_READINGS
+
+    firsts: dict[int, str] = {}
+    for reading in FLIP_READINGS:
+        for spelled in {reading, reading[:1].upper() + reading[1:]}:
+            for lead in (" ", ""):
+                ids = tok.encode(lead + spelled)
+                if not ids:
+                    continue
+                whole = len(ids) == 1
+                if whole or ids[0] not in firsts:
+                    firsts[ids[0]] = reading
+    suffix = tok.encode("'t")
+    _model["flip_tokens"] = out = (firsts, suffix[0] if len(suffix) == 1 else None)
+    return out
+
+
 def _with_competitors(model: Any, encoded: Any, words: list[Word]) -> list[Word]:
     """``words`` with the competing readings of a greedy second decode of the same window."""
     from faster_whisper.tokenizer import Tokenizer
 
+    from verbatim.asr_server.flips import RIVALS
+
     tok = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
+    flip_ids, not_id = _flip_tokens(tok)
+    flip_index = np.fromiter(flip_ids, dtype=np.int64)
     prompt = [*tok.sot_sequence, tok.no_timestamps]
     result = model.model.generate(encoded, [prompt], beam_size=1, max_length=model.max_length,
                                   return_logits_vocab=True)[0]
@@ -197,6 +232,21 @@ def _with_competitors(model: Any, encoded: Any, words: list[Word]) -> list[Word]
             if len(parts) == 1:
                 seen = greedy[owner][2]
                 seen[parts[0]] = max(seen.get(parts[0], 0.0), float(prob[k]))
+        if starts:
+            # Negations, numbers and times however far down the list (a reading, not a piece).
+            seen = greedy[-1][2]
+            for k in flip_index[prob[flip_index] >= _MIN_FLIP_COMPETITOR]:
+                k = int(k)
+                if k != token:
+                    reading = flip_ids[k]
+                    seen[reading] = max(seen.get(reading, 0.0), float(prob[k]))
+            if not_id is not None and not_id != token and len(greedy) > 1 and prob[not_id] >= _MIN_FLIP_COMPETITOR:
+                # The previous word negated here: "can" + "'t".
+                before = _parts("".join(greedy[-2][0]))
+                negated = before[0] + "'t" if len(before) == 1 else ""
+                if negated.lower() in RIVALS:
+                    seen = greedy[-2][2]
+                    seen[negated] = max(seen.get(negated, 0.0), float(prob[not_id]))
     flat: list[tuple[str, float, dict[str, float]]] = []
     for pieces, p, alts, firsts in greedy:
         for first, q in firsts:
@@ -225,8 +275,13 @@ def _align(words: list[Word], greedy: list[tuple[str, float, dict[str, float]]])
             for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
                 for reading, p in greedy[j][2].items():
                     add(i, reading, p)
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            # The decodes disagree word for word ("woke up at" / "will cut that"): each with its own.
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                add(i, greedy[j][0], greedy[j][1])
         elif op == "replace":
-            # The decodes disagree: each greedy word of the stretch competes with the words it replaces.
+            # The decodes disagree on how many words: each greedy word of the stretch competes with
+            # every word it replaces ("want to" / "won't").
             for i in range(i1, i2):
                 for j in range(j1, j2):
                     add(i, greedy[j][0], greedy[j][1])
@@ -237,5 +292,5 @@ def _align(words: list[Word], greedy: list[tuple[str, float, dict[str, float]]])
             for j in range(j1, j2):
                 add(i1, greedy[j][0], greedy[j][1])
                 add(i1 - 1, greedy[j][0], greedy[j][1])
-    return [replace(w, competitors=tuple(sorted(f.items(), key=lambda rp: -rp[1]))) if f else w
+    return [replace(w, competitors=tuple(sorted(f.items(), key=lambda rp: -rp[1])))
             for w, f in zip(words, found, strict=True)]
