@@ -26,8 +26,9 @@ Figures (last stdout line, one JSON object):
 * ``max_gap_s``: the longest stretch of audio the browser had captured (while it was alive and
   recording: each part from where its audio aligns, for as long as the page's recorder clock ran,
   read just before the kill or the finish) missing from the session's assembled recording, found
-  by aligning the recording with the source (log-energy envelopes, 10 ms frames; each part's place
-  by cross-correlation, then every 2 s window of it checked at that place);
+  by aligning the recording with the source (log-energy envelopes, 10 ms frames; the recording cut
+  into its parts at the lengths the server's copies of the parts hold; each part's place by
+  cross-correlation, then every 2 s window of it checked at that place);
 * ``downtime_s``: time the browser was dead or not yet recording again (no recorder captures that);
 * ``wer_delta``: the session's WER minus a direct upload's of the same source file, both over the
   audio the browser captured (the reference: turns with most of their span captured; the direct
