@@ -26,8 +26,9 @@ Figures (last stdout line, one JSON object):
 * ``max_gap_s``: the longest stretch of audio the browser had captured (while it was alive and
   recording: each part from where its audio aligns, for as long as the page's recorder clock ran,
   read just before the kill or the finish) missing from the session's assembled recording, found
-  by aligning the recording with the source (log-energy envelopes, 10 ms frames; each part's place
-  by cross-correlation, then every 2 s window of it checked at that place);
+  by aligning the recording with the source (log-energy envelopes, 10 ms frames; the recording cut
+  into its parts at the lengths the server's copies of the parts hold; each part's place by
+  cross-correlation, then every 2 s window of it checked at that place);
 * ``downtime_s``: time the browser was dead or not yet recording again (no recorder captures that);
 * ``wer_delta``: the session's WER minus a direct upload's of the same source file, both over the
   audio the browser captured (the reference: turns with most of their span captured; the direct
@@ -49,9 +50,11 @@ import tempfile
 import time
 import wave
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import av
 import numpy as np
 from playwright.sync_api import Page, sync_playwright
 
@@ -74,6 +77,7 @@ from verbatim.auth import create_token  # noqa: E402
 from verbatim.config import load_settings  # noqa: E402
 from verbatim.db.repo import Repo  # noqa: E402
 from verbatim.embedded import EmbeddedRedis, free_port  # noqa: E402
+from verbatim.sealed.stream import SealedReader  # noqa: E402
 from verbatim.storage import AudioVolume  # noqa: E402
 
 RATE = 16000
@@ -291,20 +295,39 @@ def part_recorded_s(page: Page) -> float:
     return value
 
 
-def parts_saved(page: Page) -> list[int]:
-    """Chunks (seconds) saved on the device for each part of the unfinished recording."""
-    counts: list[int] = page.evaluate("""() => new Promise((resolve, reject) => {
+def parts_saved(page: Page) -> list[dict[str, Any]]:
+    """Each part of the unfinished recording, as the device's IndexedDB holds it: ``chunks`` saved
+    (int), ``declared`` (its whole length sent: bool), ``upload`` (its tus upload id, or None)."""
+    parts: list[dict[str, Any]] = page.evaluate("""() => new Promise((resolve, reject) => {
         const open = indexedDB.open("verbatim-recorder", 1);
         open.onerror = () => reject(open.error);
         open.onsuccess = () => {
           const r = open.result.transaction(["recordings"], "readonly").objectStore("recordings").getAll();
           r.onsuccess = () => {
             open.result.close();
-            resolve(r.result.length ? r.result[0].parts.map((p) => p.nextSeq) : []);
+            resolve(r.result.length ? r.result[0].parts.map((p) => ({chunks: p.nextSeq, declared: !!p.declared,
+              upload: p.uploadUrl ? p.uploadUrl.split("/").pop() : null})) : []);
           };
         };
     })""")
-    return counts
+    return parts
+
+
+def part_seconds(path: Path, ring: Any) -> float:
+    """Where the next part starts in the assembled recording: this part's first packet to its last
+    packet's end (seconds), as `verbatim.assemble` joins parts (an upload file cut short by a kill
+    reads up to its last whole packet)."""
+    with SealedReader(path, ring) as reader, av.open(reader, "r") as container:
+        stream = container.streams.audio[0]
+        tb = stream.time_base or Fraction(1, 1000)
+        first: int | None = None
+        end = Fraction(0)
+        for packet in container.demux(stream):
+            if packet.pts is None:
+                continue
+            first = packet.pts if first is None else first
+            end = max(end, (packet.pts - first + (packet.duration or 0)) * tb)
+    return float(end)
 
 
 class Clock:
@@ -431,13 +454,49 @@ def record(args: argparse.Namespace, api: ApiProcess, phone: Phone, token: str, 
         kills += 1
     sleep_until(clock, end_at, page, lags, sample=True)
     captured.append((part_start, clock.now(), part_recorded_s(page)))
+    # Each earlier part's length is read from what the server holds of it, not from the device's
+    # count of chunks: Chromium's chunks hold 1.02 s each (the first 60 ms Opus frame past each
+    # 1000 ms), so counting seconds by chunks puts a part's last 1-2 s in the next part and reports
+    # them missing. The parts are complete on the server once the page has declared their length.
+    wait_for(lambda page=page: all(p["declared"] for p in parts_saved(page)[:-1]), 120_000,
+             "the page to send every earlier part whole")
     parts = parts_saved(page)
+    ring = AudioVolume.from_settings(api.settings).ring
+    held_s = [part_seconds(api.settings.tus_dir / f"{p['upload']}.bin", ring) for p in parts[:-1]]
+    print("parts: " + ", ".join(f"{p['chunks']} chunks" + (f", {s:.2f} s on the server" if i < len(held_s) else "")
+                                for i, (p, s) in enumerate(zip(parts, held_s + [0.0], strict=True))), flush=True)
     total = saved_chunks(page)
     sid = finish_and_open_session(page)
     left = device_storage(page)["chunks"]
     print(f"recorded {total} s on the device in {len(parts)} parts; {kills} kills, {offline} cuts", flush=True)
-    return {"session_id": sid, "captured": captured, "parts_s": [float(p) for p in parts], "downtime_s": downtime,
+    return {"session_id": sid, "captured": captured, "parts_s": held_s + [float(parts[-1]["chunks"])],
+            "chunks": [p["chunks"] for p in parts], "downtime_s": downtime,
             "kills": kills, "offline": offline, "lags": lags, "device_chunks_left": left}
+
+
+def gaps(timeline: list[tuple[float, float, float]], recording: np.ndarray, source: np.ndarray, parts_s: list[float],
+         say: bool = False) -> tuple[float, list[tuple[float, float]]]:
+    """(The longest captured stretch missing from ``recording`` in seconds, each part's captured span in the
+    source), the recording split into parts of ``parts_s`` seconds."""
+    covered = covered_spans(recording * 32768.0, source, parts_s)
+    captured: list[tuple[float, float]] = []
+    max_gap = 0.0
+    for (est_start, end, recorded_s), spans in zip(timeline, covered, strict=True):
+        if not spans:
+            continue
+        # Where this part's microphone really began is where its audio aligns; it captured for as
+        # long as the page's recorder clock ran (read just before the kill), not the bench's clock.
+        start = spans[0][0]
+        span = (start, start + recorded_s)
+        captured.append(span)
+        gap = longest_missing(span, spans)
+        if say:
+            print(f"  (the bench's clock says {end - est_start:.1f} s, the recorder's {recorded_s:.1f} s)", flush=True)
+            held = sum(b - a for a, b in spans)
+            print(f"part captured {span[0]:.1f}–{span[1]:.1f} s of the source; held {held:.1f} s; "
+                  f"longest gap {gap:.2f} s", flush=True)
+        max_gap = max(max_gap, gap)
+    return max_gap, captured
 
 
 def score(figures: dict[str, Any], recording: np.ndarray, source: np.ndarray, turns: list[Turn], audio_path: str,
@@ -446,24 +505,13 @@ def score(figures: dict[str, Any], recording: np.ndarray, source: np.ndarray, tu
     from verbatim.asr_server.scoring import word_error_rate
 
     parts_s: list[float] = figures["parts_s"]
-    # The last part was stopped by the finish: whatever it holds past its whole chunks is its own.
-    parts_s[-1] = max(parts_s[-1], len(recording) / RATE - sum(parts_s[:-1]))
-    covered = covered_spans(recording * 32768.0, source, parts_s)
-    captured: list[tuple[float, float]] = []
-    max_gap = 0.0
-    for (est_start, end, recorded_s), spans in zip(figures["captured"], covered, strict=True):
-        if not spans:
-            continue
-        # Where this part's microphone really began is where its audio aligns; it captured for as
-        # long as the page's recorder clock ran (read just before the kill), not the bench's clock.
-        start = spans[0][0]
-        span = (start, start + recorded_s)
-        print(f"  (the bench's clock says {end - est_start:.1f} s, the recorder's {recorded_s:.1f} s)", flush=True)
-        captured.append(span)
-        gap = longest_missing(span, spans)
-        print(f"part captured {span[0]:.1f}–{span[1]:.1f} s of the source; held {sum(b - a for a, b in spans):.1f} s; "
-              f"longest gap {gap:.2f} s", flush=True)
-        max_gap = max(max_gap, gap)
+    # The last part was stopped by the finish: it is the rest of the recording.
+    parts_s[-1] = len(recording) / RATE - sum(parts_s[:-1])
+    max_gap, captured = gaps(figures["captured"], recording, source, parts_s, say=True)
+    counted = [float(n) for n in figures["chunks"][:-1]]
+    counted_gap, _ = gaps(figures["captured"], recording, source, counted + [len(recording) / RATE - sum(counted)])
+    print(f"(split by chunk counts, one chunk taken as 1 s, the longest gap would read {counted_gap:.2f} s)",
+          flush=True)
     print("recognising the session's recording and the source (direct upload) …", flush=True)
     session_words = words_of(transcribe(audio_path, diarization="none", ring=ring))
     direct_words = words_of(transcribe(source_path, diarization="none"), captured)

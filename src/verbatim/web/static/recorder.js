@@ -95,6 +95,11 @@
   let writes = Promise.resolve();  // chunks are written in the order MediaRecorder hands them
   let releaseLock = null;
 
+  // How much audio the device holds, in recorder time. Not chunks × the timeslice: Chromium hands a
+  // chunk at the first encoded Opus frame (60 ms) past each 1000 ms, so its chunks hold 1.02 s and a
+  // count of them falls 1.2 s a minute behind the microphone. (savedChunks: records of an older page.)
+  function savedMsOf(r) { return r.savedMs !== undefined ? r.savedMs : r.savedChunks * TIMESLICE_MS; }
+
   function say(text) { ui.message.textContent = text; }
   function seconds(ms) { const s = Math.floor(ms / 1000); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
   function elapsedMs() { return rec ? rec.elapsedMs + (recorder && recorder.state === "recording" ? Date.now() - segmentStart : 0) : 0; }
@@ -103,9 +108,9 @@
     if (!rec) return;
     ui.elapsed.textContent = seconds(elapsedMs());
     const waiting = await countChunks(rec.id);
-    const savedMs = rec.savedChunks * TIMESLICE_MS;
+    const savedMs = savedMsOf(rec);
     ui.saved.textContent = seconds(savedMs);
-    ui.sent.textContent = seconds(Math.max(0, savedMs - waiting * TIMESLICE_MS));
+    ui.sent.textContent = seconds(Math.min(savedMs, rec.parts.reduce((sum, p) => sum + (p.sentMs || 0), 0)));
     ui.waiting.textContent = String(waiting);
     ui.network.textContent = online ? "connected" : "offline — recording continues on this device";
     root.dataset.waiting = String(waiting);
@@ -155,7 +160,8 @@
     stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false } });
     const type = pickType();
     recorder = new MediaRecorder(stream, type ? { mimeType: type, audioBitsPerSecond: 32000 } : {});
-    rec.parts.push({ uploadUrl: null, offset: 0, written: 0, nextSeq: 0, mime: recorder.mimeType || type, closed: false });
+    rec.parts.push({ uploadUrl: null, offset: 0, written: 0, nextSeq: 0, mime: recorder.mimeType || type, closed: false,
+                     fromMs: rec.elapsedMs, savedMs: 0, sentMs: 0 });
     root.dataset.partFromMs = String(rec.elapsedMs);
     rec.state = "recording";
     await putRecording(rec);
@@ -163,7 +169,10 @@
     recorder.ondataavailable = (event) => {
       if (!event.data || !event.data.size) return;
       const blob = event.data;
-      writes = writes.then(() => store(part, blob)).catch((e) => say("Could not save audio on this device: " + e.message));
+      // The recorder clock as the chunk is handed over (not once the writes before it are done):
+      // the chunk holds the audio from the part's previous chunk up to here.
+      const at = elapsedMs();
+      writes = writes.then(() => store(part, blob, at)).catch((e) => say("Could not save audio on this device: " + e.message));
     };
     recorder.onstop = () => { stream.getTracks().forEach((t) => t.stop()); };
     recorder.start(TIMESLICE_MS);
@@ -176,15 +185,18 @@
     ui.pause.textContent = "Pause";
   }
 
-  async function store(part, blob) {
+  async function store(part, blob, at) {
     // Written (encrypted) to the device before anything else happens to the chunk.
     const plain = await blob.arrayBuffer();
     const iv = crypto.getRandomValues(new Uint8Array(12));
     const data = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, plain);
     const p = rec.parts[part];
-    const chunk = { rec: rec.id, part, seq: p.nextSeq, start: p.written, size: plain.byteLength, iv, data };
+    const ms = Math.max(0, at - p.fromMs - p.savedMs);
+    const chunk = { rec: rec.id, part, seq: p.nextSeq, start: p.written, size: plain.byteLength, ms, iv, data };
     p.nextSeq += 1;
     p.written += plain.byteLength;
+    p.savedMs += ms;
+    rec.savedMs = savedMsOf(rec) + ms;
     rec.savedChunks += 1;
     rec.elapsedMs = elapsedMs();
     if (recorder && recorder.state === "recording") segmentStart = Date.now();
@@ -200,7 +212,8 @@
     if (!form.reportValidity()) return;
     key = key || await deviceKey();
     const id = crypto.randomUUID();
-    rec = { id, meta: metadata(), createdAt: Date.now(), parts: [], elapsedMs: 0, savedChunks: 0, state: "recording" };
+    rec = { id, meta: metadata(), createdAt: Date.now(), parts: [], elapsedMs: 0, savedChunks: 0, savedMs: 0,
+            state: "recording" };
     await takeLock(id);
     form.querySelectorAll("input, select").forEach((el) => { el.disabled = true; });
     try {
@@ -314,6 +327,7 @@
     const p = rec.parts[part];
     p.offset = offset;
     const done = (await chunksOf(rec.id, part)).filter((c) => c.start + c.size <= offset);
+    p.sentMs = (p.sentMs || 0) + done.reduce((sum, c) => sum + (c.ms !== undefined ? c.ms : TIMESLICE_MS), 0);
     await tx(["chunks", "recordings"], "readwrite", (t) => {
       const chunks = t.objectStore("chunks");
       done.forEach((c) => chunks.delete([c.rec, c.part, c.seq]));
@@ -482,7 +496,7 @@
     const started = new Date(rec.createdAt).toLocaleTimeString();
     ui.found.hidden = false;
     ui.foundText.textContent = "An unfinished recording from " + started + " was found on this device (" +
-      seconds(rec.savedChunks * TIMESLICE_MS) + " saved). It is being sent. At most the last second before " +
+      seconds(savedMsOf(rec)) + " saved). It is being sent. At most the last second before " +
       "the page closed was not saved. Continue it as a new part, or finish it.";
     ui.start.disabled = true;
     ui.state.textContent = rec.state === "finishing" ? "Finishing" : "Interrupted";
