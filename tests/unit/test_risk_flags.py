@@ -180,6 +180,12 @@ def test_a_record_without_flags_says_what_was_checked_not_none_found() -> None:
     assert "not a risk assessment" in NOTHING_DETECTED
 
 
+def test_a_record_with_flags_never_carries_the_nothing_detected_sentence() -> None:
+    risk = check(("therapist", "How was the week?"), ("client", "I took a handful of pills to make it all stop."))
+    assert risk["status"] == "found" and risk["flags"]
+    assert "checked" not in risk  # an API reader showing it would print "nothing detected" over the flag
+
+
 def test_the_bench_scores_items_in_the_documented_format(tmp_path: Path) -> None:
     items = [
         {"id": "a", "speaker": "client", "text": "I've been thinking about ending it.", "label": "suicide",
@@ -360,3 +366,12 @@ def test_fear_of_a_partner_control_self_injury_and_a_carers_neglect_in_other_wor
                      "She told me what to wear for the interview.", "She forgets her meds sometimes.",
                      "I pulled my hair into a ponytail."):
         assert not said(harmless)["flags"], harmless
+
+
+def test_just_after_the_subject_and_me_before_being_do_not_hide_passive_ideation() -> None:
+    # Found by a fresh user's two-voice recording: both answers to a suicide screening question were missed.
+    for reply in ("Honestly, it would be easier for everybody if I just was not around anymore.",
+                   "There is no point in me being here anymore."):
+        risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", reply))
+        assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], (reply, risk)
+    assert check(("client", "I just was not around when it happened, I was at work."))["flags"] == []

@@ -162,6 +162,10 @@ _FILLERS = (
                 r"(?! (?:if|though|when|close)\b)"), r"\1"),
     # "want it to just stop", "could just disappear": "just" between a modal or "to" and its verb
     (re.compile(r"\b(to|could|would|'d|might|will|'ll|all|everything) just\b"), r"\1"),
+    # "if i just was not around": "just" between a subject pronoun and a verb of being, feeling or
+    # wanting (not before a belief verb: "i just think about dying" keeps its own subject)
+    (re.compile(r"\b(i|we|he|she|they) just (?=(?:was|were|am|wasn't|weren't|feel|felt|wish|wished|want|wanted|"
+                r"don't|can't|couldn't)\b)"), r"\1 "),
     # "a part of me wants to die": the client's own wish, said in the third person
     (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
                 r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
@@ -433,7 +437,7 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     question) when it answers one; ``quote`` is the client's words as said. A denial: the same,
     for a topic denied (``question`` when denied when asked). ``family_history``: another
     person's suicide or self-harm, same shape. ``checked``: the sentence a note shows when there
-    is no flag (``NOTHING_DETECTED``). Clinician speech is never flagged.
+    is no flag (``NOTHING_DETECTED``), present only then. Clinician speech is never flagged.
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -464,8 +468,13 @@ def flags(items: list[Unit]) -> dict[str, Any]:
                    if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
-    return {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied, "family_history": family,
-            "checked": NOTHING_DETECTED}
+    out: dict[str, Any] = {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied,
+                           "family_history": family}
+    # The sentence that says nothing was detected goes only where nothing was (a reader showing
+    # ``checked`` beside flags would print "no risk statements detected" over them).
+    if not found:
+        out["checked"] = NOTHING_DETECTED
+    return out
 
 
 @dataclass(frozen=True)
