@@ -57,6 +57,15 @@ def test_signing_asks_for_each_flagged_sentence_and_keeps_who_confirmed(api: Api
     wrong = {"confirm": [{"section": f["section"], "sentence": f["sentence"]} for f in flagged]
              + [{"section": supported[0], "sentence": supported[1]}]}
     assert api.client.post(f"/v1/notes/{note_id}/sign", json=wrong, headers=H(alice)).json()["error"] == "not_flagged"
+    # …even when flagged sentences are still undecided (the wrong decision is said first), and one
+    # sentence cannot be both confirmed and removed.
+    alone = {"confirm": [{"section": supported[0], "sentence": supported[1]}]}
+    answer = api.client.post(f"/v1/notes/{note_id}/sign", json=alone, headers=H(alice))
+    assert answer.status_code == 422 and answer.json()["error"] == "not_flagged", answer.text
+    first = {"section": flagged[0]["section"], "sentence": flagged[0]["sentence"]}
+    both = {"confirm": [first], "remove": [first]}
+    answer = api.client.post(f"/v1/notes/{note_id}/sign", json=both, headers=H(alice))
+    assert answer.status_code == 422 and answer.json()["error"] == "conflicting_decision", answer.text
     stale = {"confirm": [], "version": 1}
     assert api.client.post(f"/v1/notes/{note_id}/sign", json=stale, headers=H(alice)).json()["error"] == \
         "version_moved"

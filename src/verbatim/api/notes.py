@@ -371,7 +371,7 @@ def may_sign(db: OrmSession, repo: NoteRepo, note: Note, decision: SignRequest, 
     the record: redraft, or confirm it against the current one), ``version_moved`` (the reviewed version is
     not the current one), ``needs_review`` (flagged sentences left undecided: listed in ``flagged``
     by section, index and reason, never their words); 422 ``not_flagged`` for a decision on a
-    sentence that is not flagged.
+    sentence that is not flagged, 422 ``conflicting_decision`` for one both confirmed and removed.
     """
     if note.status != NoteStatus.DRAFT.value:
         raise ApiError(409, "not_signable", f"a note is signed once drafted and only once (it is {note.status})")
@@ -386,7 +386,18 @@ def may_sign(db: OrmSession, repo: NoteRepo, note: Note, decision: SignRequest, 
     body = repo.current_body(db, note)
     confirm = {(r.section, r.sentence) for r in decision.confirm}
     remove = {(r.section, r.sentence) for r in decision.remove}
-    left = [f for f in review.flagged(body) if (f.section, f.sentence) not in confirm | remove]
+    flagged = review.flagged(body)
+    # Decisions are checked before what is left undecided: a decision on the wrong sentence is the
+    # clinician's mistake to correct (422), not more review (409).
+    if confirm & remove:
+        raise ApiError(422, "conflicting_decision", "a sentence is either confirmed or removed, not both: "
+                       f"{len(confirm & remove)} sentence(s) are in both lists")
+    unflagged = (confirm | remove) - {(f.section, f.sentence) for f in flagged}
+    if unflagged:
+        raise ApiError(422, "not_flagged", f"{len(unflagged)} decision(s) name a sentence that is not flagged "
+                       "(section and index as listed in the flagged sentences): only flagged sentences are "
+                       "confirmed or removed")
+    left = [f for f in flagged if (f.section, f.sentence) not in confirm | remove]
     if left:
         raise ApiError(409, "needs_review", f"{len(left)} sentence(s) the verifier could not confirm from the "
                        "record (unsupported, contradicted or uncited): remove or confirm each, then sign",
