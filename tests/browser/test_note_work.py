@@ -180,6 +180,9 @@ def test_versions_with_their_diffs_and_reasons_are_on_the_note_page(web: Web, al
         keep.check()
     page.get_by_role("button", name="Sign the note").click()
     page.get_by_role("heading", name="Amend").wait_for()
+    # The page keeps what is typed once its script runs, which on a loaded machine is a while after
+    # the heading shows: typing before would not be kept (no person types that fast).
+    page.wait_for_load_state("load")
     amend = page.locator("form[action$='/amend']")
     plan = amend.get_by_label("Plan (one sentence a line)")
     plan.fill(plan.input_value().replace(TYPED, AFTER_SIGN_OUT))
@@ -282,6 +285,9 @@ def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web:
         keep.check()
     page.get_by_role("button", name="Sign the note").click()
     page.get_by_role("heading", name="Amend").wait_for()
+    # The page keeps what is typed once its script runs, which on a loaded machine is a while after
+    # the heading shows: typing before would not be kept (no person types that fast).
+    page.wait_for_load_state("load")
     signed = status_of(web.settings, note_id)
     amend = page.locator("#amend-form")
     plan = amend.get_by_label("Plan (one sentence a line)")
