@@ -9,7 +9,6 @@ Long-audio measurement (20-60 minutes) is in bench/asr.py.
 
 from __future__ import annotations
 
-import wave
 from pathlib import Path
 
 import numpy as np
@@ -17,29 +16,16 @@ import pytest
 
 from verbatim.asr_server import whisper
 from verbatim.asr_server.engine import transcribe
+from verbatim.asr_server.pcm_wav import RATE, read_pcm16, write_pcm16
 from verbatim.asr_server.scoring import load_turns, word_error_rate
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-RATE = 16000
 
 pytestmark = pytest.mark.timeout(900)  # ~70 s of audio decoded: scales with a loaded machine
 
 
-def _read(path: Path) -> np.ndarray:
-    with wave.open(str(path)) as w:
-        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
-
-
-def _write(path: Path, pcm: np.ndarray) -> None:
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(pcm.astype("<i2").tobytes())
-
-
 def test_a_turn_across_a_window_limit_is_heard_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    audio = _read(SAMPLES / "therapy_dialogue.wav")
+    audio = read_pcm16(SAMPLES / "therapy_dialogue.wav")
     turns = load_turns(SAMPLES / "therapy_dialogue.json")
     notepad = next(t for t in turns if t.text.startswith("Okay. A notepad"))
     before = [t for t in turns if t is not notepad][-4:]  # about 22 s of speech ahead of it
@@ -51,7 +37,7 @@ def test_a_turn_across_a_window_limit_is_heard_whole(tmp_path: Path, monkeypatch
         pieces += [seg, gap]
         pos += seg.size + gap.size
     path = tmp_path / "long.wav"
-    _write(path, np.concatenate(pieces))
+    write_pcm16(path, np.concatenate(pieces))
     start, end, _ = spans[len(before)]
     assert start < 28.0 < end  # the turn runs across the window limit
 
@@ -85,10 +71,10 @@ def test_speech_whisper_cannot_make_out_is_an_inaudible_gap(tmp_path: Path) -> N
     noise = np.fft.irfft(spectrum, n)
     noise = noise / np.abs(noise).max() * (0.55 + 0.45 * np.sin(2 * np.pi * 4 * np.arange(n) / RATE)) * 6000
     pause = np.zeros(RATE // 2, dtype=np.int16)
-    jfk = _read(SAMPLES / "jfk.wav")
+    jfk = read_pcm16(SAMPLES / "jfk.wav")
     path = tmp_path / "noisy.wav"
-    _write(path, np.concatenate([jfk, pause, noise.astype(np.int16), pause,
-                                 _read(SAMPLES / "hartmann_12_fawcett_0088.wav")]))
+    write_pcm16(path, np.concatenate([jfk, pause, noise.astype(np.int16), pause,
+                                 read_pcm16(SAMPLES / "hartmann_12_fawcett_0088.wav")]))
     noise_start = (jfk.size + pause.size) / RATE
     results = transcribe(path, diarization="none")
     gaps = [r for r in results if r["type"] == "gap"]
