@@ -197,7 +197,8 @@ def test_versions_with_their_diffs_and_reasons_are_on_the_note_page(web: Web, al
     page.get_by_text("amended").first.wait_for()
     # The amended page's script forgets the kept amendment when it runs, which on a loaded machine
     # is a while after its text shows: wait for it (a kept copy that stays fails here).
-    page.wait_for_function("Object.keys(sessionStorage).filter(k => k.startsWith('verbatim.unsaved')).length === 0")
+    # (A function, not a bare expression: a bare one is eval'd, which the page's CSP refuses.)
+    page.wait_for_function("() => Object.keys(sessionStorage).filter(k => k.startsWith('verbatim.unsaved')).length === 0")
     versions = page.get_by_role("region", name="Versions")
     newest = versions.locator("li.version").first
     expect(newest).to_contain_text("Version 4: Amended by Alice")
