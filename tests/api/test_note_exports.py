@@ -113,8 +113,10 @@ def test_fhir_is_a_validated_bundle_of_the_document_and_the_provenance_of_its_si
     signed_version = note["version"]
     sections = [{"name": s["name"], "sentences": [x["text"] for x in s["sentences"]]} for s in note["sections"]]
     sections[-1]["sentences"].append("Next session in two weeks.")
-    api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Added the follow-up"},
-                    headers=H(alice))
+    added = {"section": sections[-1]["name"], "sentence": len(sections[-1]["sentences"]) - 1}
+    r = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Added the follow-up",
+                                                             "confirm": [added]}, headers=H(alice))
+    assert r.status_code == 200, r.text
     raw = api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()
     Bundle.model_validate(raw)
     doc = DocumentReference.model_validate(raw["entry"][0]["resource"])

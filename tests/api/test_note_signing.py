@@ -4,7 +4,10 @@ trainee's named supervisor reads and co-signs the trainee's note (issue 23, item
 from __future__ import annotations
 
 import base64
+import json
 import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -237,3 +240,132 @@ def test_the_cli_names_a_supervisor_and_a_clinicians_export_name_audited(setting
     get_settings.cache_clear()
     assert [a for a, _ in rows] == ["therapist_updated", "therapist_updated", "clinic_updated"]
     assert rows[0][1]["supervisor_id"] == str(staff["Carol"].id) and "Carol" not in str(rows)
+
+
+def _signed(api: Api, settings: Settings, token: str, turns: Path | None = None) -> dict[str, Any]:
+    sid = ready_session(settings, turns or DIALOGUE, therapist="Alice", clinic="North Clinic")
+    note_id = drafted(api, settings, token, sid)
+    sign_all(api, token, note_id)
+    return dict(api.client.get(f"/v1/notes/{note_id}", headers=H(token)).json())
+
+
+def _versions(settings: Settings, note_id: str) -> list[int]:
+    with db_session(settings.database_url or "") as db:
+        return list(db.execute(select(NoteVersion.version).where(NoteVersion.note_id == uuid.UUID(note_id))
+                               .order_by(NoteVersion.version)).scalars())
+
+
+def test_an_amendment_asks_for_a_decision_on_each_doubtful_sentence_it_changes(api: Api, settings: Settings,
+                                                                               alice: str) -> None:
+    note = _signed(api, settings, alice)
+    note_id = str(note["id"])
+    before = _versions(settings, note_id)
+    sections = _sections(note)
+    invented = "Client reports that they have always slept through the night."
+    added = "Client started a new job as a pilot."
+    sections[0]["sentences"][0] = invented  # type: ignore[index]
+    sections[1]["sentences"].append(added)  # type: ignore[attr-defined]
+    body = {"sections": sections, "reason": "Corrected the sleep history", "version": note["version"]}
+
+    asked = api.client.post(f"/v1/notes/{note_id}/amend", json=body, headers=H(alice))
+    assert asked.status_code == 409 and asked.json()["error"] == "needs_review", asked.text
+    where = {(f["section"], f["sentence"]) for f in asked.json()["flagged"]}
+    last = len(sections[1]["sentences"]) - 1  # type: ignore[arg-type]
+    # Only what the amendment changed is asked about: the signed sentences were decided at signing.
+    assert where == {(sections[0]["name"], 0), (sections[1]["name"], last)}, where
+    assert "slept through" not in asked.text and "pilot" not in asked.text
+    assert _versions(settings, note_id) == before  # nothing saved while undecided
+
+    unchanged = {"section": sections[2]["name"], "sentence": 0}
+    wrong = api.client.post(f"/v1/notes/{note_id}/amend", json={**body, "confirm": [unchanged]}, headers=H(alice))
+    assert (wrong.status_code, wrong.json()["error"]) == (422, "not_flagged"), wrong.text
+    moved = api.client.post(f"/v1/notes/{note_id}/amend", json={**body, "version": note["version"] + 5},
+                            headers=H(alice))
+    assert (moved.status_code, moved.json()["error"]) == (409, "version_moved")
+
+    decided = {**body, "confirm": [{"section": sections[0]["name"], "sentence": 0}],
+               "remove": [{"section": sections[1]["name"], "sentence": last}]}
+    r = api.client.post(f"/v1/notes/{note_id}/amend", json=decided, headers=H(alice))
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["status"] == "signed" and out["amended"] is True and out["version"] == note["version"] + 1
+    texts = [x["text"] for s in out["sections"] for x in s["sentences"]]
+    assert invented in texts and added not in texts
+    kept = out["sections"][0]["sentences"][0]
+    assert kept["confirmed"]["by"] == out["signed_by"]
+    with db_session(settings.database_url or "") as db:
+        detail = db.execute(select(AuditEntry.detail).where(AuditEntry.action == "note_amended")).scalar_one()
+    assert detail["confirmed"] == 1 and detail["removed"] == 1
+    # The exported record shows the amendment, never the confirmation.
+    fhir = api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()
+    doc = next(e["resource"] for e in fhir["entry"] if e["resource"]["resourceType"] == "DocumentReference")
+    text = base64.b64decode(doc["content"][1]["attachment"]["data"]).decode()
+    assert "slept through the night" in text and "confirm" not in text.lower() and "[UNSUPPORTED]" not in text
+
+
+RISKY = [
+    {"speaker": "therapist", "start_s": 0.0, "end_s": 3.0, "text": "How have the evenings been this week?"},
+    {"speaker": "client", "start_s": 3.5, "end_s": 9.0,
+     "text": "Honestly some nights I think about killing myself. I have stopped seeing my friends."},
+    {"speaker": "therapist", "start_s": 9.5, "end_s": 12.0, "text": "Thank you for telling me that."},
+    {"speaker": "client", "start_s": 12.5, "end_s": 16.0, "text": "I also sleep badly and wake up at four."},
+]
+
+
+def _amend(api: Api, token: str, note_id: str, body: dict[str, Any]) -> Any:
+    """Send an amendment, keeping as written each changed sentence it is asked about (never acknowledging
+    a risk removal: that is the caller's to say)."""
+    r = api.client.post(f"/v1/notes/{note_id}/amend", json=body, headers=H(token))
+    if r.status_code == 409 and r.json()["error"] == "needs_review":
+        keep = [{"section": f["section"], "sentence": f["sentence"]} for f in r.json()["flagged"]]
+        r = api.client.post(f"/v1/notes/{note_id}/amend", json={**body, "confirm": keep}, headers=H(token))
+    return r
+
+
+def test_an_amendment_that_takes_out_what_the_note_said_about_risk_is_saved_only_when_acknowledged(
+        api: Api, settings: Settings, alice: str, tmp_path: Path) -> None:
+    turns = tmp_path / "risky.json"
+    turns.write_text(json.dumps(RISKY))
+    note = _signed(api, settings, alice, turns)
+    note_id = str(note["id"])
+    assert [f["category"] for f in note["risk"]["flags"]] == ["suicide"]
+    said = [(s["name"], i) for s in note["sections"] for i, x in enumerate(s["sentences"])
+            if "killing myself" in x["text"]]
+    assert said, note["sections"]  # the draft quotes what the client said
+    name, index = said[0]
+    sections = _sections(note)
+    part = next(s for s in sections if s["name"] == name)
+
+    # Reworded, the risk is still said: no warning.
+    part["sentences"][index] = "Client reports thinking about killing themself on some nights."  # type: ignore[index]
+    reworded = _amend(api, alice, note_id, {"sections": sections, "reason": "Clearer words"})
+    assert reworded.status_code == 200, reworded.text
+
+    # Turned into a denial, or taken out: the clinician is told, and nothing is saved until they say so.
+    versions = _versions(settings, note_id)
+    denial = [dict(s) for s in sections]
+    next(s for s in denial if s["name"] == name)["sentences"] = [
+        "Client denies suicidal ideation." if i == index else t for i, t in enumerate(part["sentences"])]  # type: ignore[arg-type]
+    taken_out = [dict(s) for s in sections]
+    next(s for s in taken_out if s["name"] == name)["sentences"] = [
+        t for i, t in enumerate(part["sentences"]) if i != index]  # type: ignore[arg-type]
+    asked = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": denial, "reason": "Tidied"},
+                            headers=H(alice))
+    if asked.json()["error"] == "needs_review":  # both reviews are asked for in one answer
+        assert asked.json()["risk_removed"], asked.text
+    for attempt in (denial, taken_out):
+        r = _amend(api, alice, note_id, {"sections": attempt, "reason": "Tidied the subjective section"})
+        assert r.status_code == 409 and r.json()["error"] == "removes_risk", r.text
+        assert {"section": name, "sentence": index, "category": "suicide", "denied": False} in r.json()["risk_removed"]
+        assert "denies" not in r.text and "killing" not in r.text  # no note words in the error (categories only)
+    assert _versions(settings, note_id) == versions
+
+    sure = _amend(api, alice, note_id, {"sections": taken_out, "reason": "Tidied the subjective section",
+                                        "risk_removal_acknowledged": True})
+    assert sure.status_code == 200, sure.text
+    # The record's own flag stays in the risk box: an amendment changes the note, not the record.
+    assert sure.json()["risk"]["flags"] == note["risk"]["flags"]
+    with db_session(settings.database_url or "") as db:
+        details = list(db.execute(select(AuditEntry.detail).where(AuditEntry.action == "note_amended")
+                                  .order_by(AuditEntry.id)).scalars())
+    assert details[-1]["risk_removed"] >= 1 and "risk_removed" not in details[0]

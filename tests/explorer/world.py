@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import redis
 from fastapi.testclient import TestClient
 from sqlalchemy import select, text, update
@@ -386,10 +387,23 @@ class World:
         note = self.api.get(f"/v1/notes/{note_id}", headers=self.h()).json()
         sections = [{"name": s["name"], "sentences": [x["text"] for x in s["sentences"]][:-1] or ["Reviewed."]}
                     for s in note["sections"]]
-        r = self.api.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Corrected on review"},
-                          headers=self.h())
+        r = self.amended(note_id, sections, "Corrected on review")
         if r.status_code == 200:
             self.signed[note_id] = self.body(note_id)
+
+    def amended(self, note_id: str, sections: list[dict[str, Any]], reason: str) -> httpx.Response:
+        """An amendment sent as a clinician would: asked to review its changed sentences (or told it takes out
+        what the note said about risk), keep every one as written and send it again."""
+        body: dict[str, Any] = {"sections": sections, "reason": reason}
+        r = self.api.post(f"/v1/notes/{note_id}/amend", json=body, headers=self.h())
+        if r.status_code == 409 and r.json().get("error") in ("needs_review", "removes_risk"):
+            body["confirm"] = [{"section": f["section"], "sentence": f["sentence"]}
+                               for f in r.json().get("flagged", [])]
+            body["risk_removal_acknowledged"] = True
+            r = self.api.post(f"/v1/notes/{note_id}/amend", json=body, headers=self.h())
+        if r.status_code >= 500:
+            raise Violation(f"an amendment answered {r.status_code}")
+        return r
 
     def withdraw(self) -> None:
         t = self.pick()
@@ -398,8 +412,8 @@ class World:
         with self.db() as db:
             for note_id in db.execute(select(Note.id).where(Note.session_id == t.sid, Note.status == "signed")
                                       ).scalars():
-                self.api.post(f"/v1/notes/{note_id}/amend", json={"sections": [{"name": "Note", "sentences": [
-                    "Withdrawn at the client's request."]}], "reason": "Session withdrawn"}, headers=self.h())
+                self.amended(note_id, [{"name": "Note", "sentences": ["Withdrawn at the client's request."]}],
+                             "Session withdrawn")
                 self.signed[note_id] = self.body(note_id)
         r = self.api.delete(f"/v1/sessions/{t.sid}", headers=self.h())
         if r.status_code >= 500:

@@ -173,8 +173,20 @@ class SignRequest(BaseModel):
 
 
 class Amendment(NoteEdit):
+    """A signed note's new text, why it changes, and the clinician's decisions on what the change needs
+    reviewed (see ``amend``)."""
+
     reason: Annotated[str, StringConstraints(strip_whitespace=True, min_length=5, max_length=1000), REASON] = Field(
         description="Why the signed note is changed (kept with the amendment; readable words, at least 4 letters)")
+    confirm: list[SentenceRef] = Field(default_factory=list, max_length=500,
+                                       description="Flagged changed sentences kept as written (positions in the "
+                                                   "sections sent)")
+    remove: list[SentenceRef] = Field(default_factory=list, max_length=500,
+                                      description="Flagged changed sentences left out of the amendment")
+    risk_removal_acknowledged: bool = Field(False, description="The amendment takes out sentences about risk "
+                                                               "(listed in a 409 removes_risk) on purpose")
+    version: int | None = Field(None, ge=1, description="The signed version amended; 409 version_moved if not "
+                                                        "current")
 
 
 class VersionOut(BaseModel):
@@ -383,10 +395,19 @@ def may_sign(db: OrmSession, repo: NoteRepo, note: Note, decision: SignRequest, 
     if decision.version is not None and decision.version != note.version:
         raise ApiError(409, "version_moved", f"you reviewed version {decision.version}; the note is now at "
                        f"version {note.version}: review it again")
-    body = repo.current_body(db, note)
-    confirm = {(r.section, r.sentence) for r in decision.confirm}
-    remove = {(r.section, r.sentence) for r in decision.remove}
-    flagged = review.flagged(body)
+    return _decided(repo.current_body(db, note), decision.confirm, decision.remove, signer, then="sign",
+                    version=note.version)
+
+
+def _decided(body: dict[str, Any], confirms: list[SentenceRef], removes: list[SentenceRef], by: uuid.UUID, *,
+             then: str, version: int, among: set[tuple[str, int]] | None = None,
+             extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """``body`` with the clinician's decisions applied, once every flagged sentence (of ``among``, when
+    given) is decided; None when there was nothing to decide. Raises 422 ``conflicting_decision`` /
+    ``not_flagged``, 409 ``needs_review`` (``extra`` joins its body) as ``may_sign`` describes."""
+    confirm = {(r.section, r.sentence) for r in confirms}
+    remove = {(r.section, r.sentence) for r in removes}
+    flagged = [f for f in review.flagged(body) if among is None or (f.section, f.sentence) in among]
     # Decisions are checked before what is left undecided: a decision on the wrong sentence is the
     # clinician's mistake to correct (422), not more review (409).
     if confirm & remove:
@@ -400,12 +421,12 @@ def may_sign(db: OrmSession, repo: NoteRepo, note: Note, decision: SignRequest, 
     left = [f for f in flagged if (f.section, f.sentence) not in confirm | remove]
     if left:
         raise ApiError(409, "needs_review", f"{len(left)} sentence(s) the verifier could not confirm from the "
-                       "record (unsupported, contradicted or uncited): remove or confirm each, then sign",
-                       extra={"flagged": [f.to_dict() for f in left], "version": note.version})
+                       f"record (unsupported, contradicted or uncited): remove or confirm each, then {then}",
+                       extra={"flagged": [f.to_dict() for f in left], "version": version, **(extra or {})})
     if not confirm and not remove:
         return None
     try:
-        return review.apply(body, confirm, remove, signer, datetime.now(UTC))
+        return review.apply(body, confirm, remove, by, datetime.now(UTC))
     except review.ReviewInvalid as exc:
         raise ApiError(422, "not_flagged", str(exc)) from None
 
@@ -495,15 +516,48 @@ def cosign(note_id: uuid.UUID, svc: ServicesDep, who: PrincipalDep, actor: Actor
 
 @router.post("/v1/notes/{note_id}/amend", response_model=NoteOut)
 def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalDep, actor: ActorDep) -> NoteOut:
-    """Change a signed note: an amendment (new version with its reason and diff); the note stays signed."""
+    """Change a signed note: an amendment (new version with its reason and diff); the note stays signed.
+
+    An amendment is signed like the note was, on what it changes: each changed sentence the verifier
+    doubts (unsupported, contradicted, uncited) is confirmed or removed first (``confirm``/``remove``,
+    by its position in the sections sent), and taking out what the note said about risk needs
+    ``risk_removal_acknowledged`` (``verbatim.notes.review``). Raises 409 ``not_signed``,
+    ``version_moved``, ``needs_review`` (``flagged``: section, index, reason; ``risk_removed`` too when
+    it applies), ``removes_risk`` (``risk_removed``: section and index in the signed version, category,
+    denied — never words); 422 ``not_flagged`` / ``conflicting_decision`` as signing does.
+    """
+    author = _therapist(who)
     repo = NoteRepo(svc.repo.url)
     with db_session(svc.repo.url) as db:
-        note = repo.get(db, note_id, _therapist(who))
+        _lock_session_of(db, note_id)
+        note = repo.get(db, note_id, author)
         if note.status != NoteStatus.SIGNED.value:
             raise ApiError(409, "not_signed", "only a signed note is amended; edit a draft with PUT")
-        version = repo.add_version(db, note, _edited_body(db, repo, note, body), "amendment", who.therapist_id,
-                                   body.reason)
-        audit.record(db, actor, "note_amended", note.session_id, {"note_id": str(note_id), "version": version})
+        if body.version is not None and body.version != note.version:
+            raise ApiError(409, "version_moved", f"you amended version {body.version}; the note is now at "
+                           f"version {note.version}: read it again and make your change on it")
+        signed = repo.current_body(db, note)
+        amended = _edited_body(db, repo, note, body)
+        # Both reviews are asked for at once, so the clinician decides in one step; what the amendment
+        # takes out about risk is judged again on what would be saved, after the removals decided.
+        warned = [] if body.risk_removal_acknowledged else review.risk_removed(signed, amended)
+        decided = _decided(amended, body.confirm, body.remove, author, then="amend", version=note.version,
+                           among=review.changed(signed, amended),
+                           extra={"risk_removed": [x.to_dict() for x in warned]} if warned else None)
+        final = decided or amended
+        losses = review.risk_removed(signed, final)
+        if losses and not body.risk_removal_acknowledged:
+            raise ApiError(409, "removes_risk", f"this amendment takes out {len(losses)} statement(s) about risk "
+                           "that the signed note made and nothing left in it says: keep them, or send the "
+                           "amendment again with risk_removal_acknowledged",
+                           extra={"risk_removed": [x.to_dict() for x in losses], "version": note.version})
+        version = repo.add_version(db, note, final, "amendment", author, body.reason)
+        detail: dict[str, Any] = {"note_id": str(note_id), "version": version}
+        if body.confirm or body.remove:
+            detail |= {"confirmed": len(body.confirm), "removed": len(body.remove)}
+        if losses:
+            detail["risk_removed"] = len(losses)
+        audit.record(db, actor, "note_amended", note.session_id, detail)
         db.flush()
         return _out(db, repo, note)
 

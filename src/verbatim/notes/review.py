@@ -7,6 +7,12 @@ in the version the note is signed at (``confirmed: {"by": therapist id, "at": IS
 exports never print it (``verbatim.notes.render.plain_text(..., export=True)``).
 
 Sentences are named by their section and their index in it (0-based), as the note shows them.
+
+An amendment changes a record already signed, so it is held to the same rule on the sentences it
+changes (``changed``): each changed sentence the verifier doubts is removed or confirmed. It also
+waits on one more decision: an amendment that takes out what the note said about risk — a sentence
+the risk box lists, or one citing a flagged statement of the record — with nothing left saying it
+the same way (``risk_removed``) is saved only once the clinician says so.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from verbatim.notes import text as tx
+from verbatim.notes.note_risk import recheck
 from verbatim.notes.verifier import SUPPORTED
 
 NO_EVIDENCE = "No evidence for this section in the transcript."
@@ -58,6 +66,81 @@ def flagged(body: dict[str, Any]) -> list[Flag]:
     return out
 
 
+def changed(before: dict[str, Any], after: dict[str, Any]) -> set[tuple[str, int]]:
+    """The sentences of ``after`` that ``before`` does not hold word for word in the same-named section."""
+    had = {(str(s["name"]), str(x["text"])) for s in before.get("sections", []) for x in s.get("sentences", [])}
+    return {(str(s["name"]), i) for s in after.get("sections", []) for i, x in enumerate(s.get("sentences", []))
+            if (str(s["name"]), str(x["text"])) not in had}
+
+
+@dataclass(frozen=True)
+class RiskLoss:
+    """A sentence about risk an amendment takes out: where it was in the signed version, its category,
+    and whether it said the risk was denied. Never its words (this goes into error bodies and audit)."""
+
+    section: str
+    sentence: int
+    category: str
+    denied: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"section": self.section, "sentence": self.sentence, "category": self.category,
+                "denied": self.denied}
+
+
+#: share of a flagged statement's content words a sentence citing it repeats to be about that statement
+QUOTES_FLAG = 0.5
+
+
+def _risk_sentences(body: dict[str, Any]) -> dict[tuple[str, int], set[tuple[str, bool]]]:
+    """Each sentence of ``body`` about risk → its (category, denied) readings.
+
+    A sentence is about risk when its own words name a category (the risk box's ``note_mentions``,
+    denied or not), or when it cites a statement the record's check flagged and repeats most of that
+    statement's words (``QUOTES_FLAG``: "Client reports that they stopped seeing friends" cites the
+    turn that also says "I think about killing myself", and is not about it). Its own words' reading
+    wins over the flag it cites: "Client denies suicidal ideation." is a denial whatever it cites.
+    """
+    # The mentions are read again from the text: a draft as written carries none (they are read at edits).
+    risk = recheck(body.get("risk"), body.get("sections", []))
+    out: dict[tuple[str, int], set[tuple[str, bool]]] = {}
+    for m in risk.get("note_mentions", []):
+        out.setdefault((str(m["section"]), int(m["sentence"])), set()).add((str(m["category"]), bool(m["denied"])))
+    flags: dict[str, list[tuple[str, set[str]]]] = {}
+    for f in risk.get("flags", []):
+        flags.setdefault(str(f.get("segment_id")), []).append((str(f["category"]), tx.content(str(f.get("quote", "")))))
+    for section in body.get("sections", []):
+        for i, sentence in enumerate(section.get("sentences", [])):
+            where = (str(section["name"]), i)
+            said = tx.content(str(sentence["text"]))
+            named = {c for c, _ in out.get(where, set())}
+            for c in sentence.get("citations", []):
+                for category, quoted in flags.get(str(c.get("segment_id")), []):
+                    if category not in named and quoted and len(quoted & said) >= QUOTES_FLAG * len(quoted):
+                        out.setdefault(where, set()).add((category, False))
+    return out
+
+
+def risk_removed(before: dict[str, Any], after: dict[str, Any]) -> list[RiskLoss]:
+    """The risk sentences of ``before`` (a signed version) that ``after`` no longer holds word for word,
+    whose reading (category and denied or not) no sentence of ``after`` keeps; in note order.
+
+    "Client reports passive SI." reworded "Client reports passive suicidal ideation, no plan." is no
+    loss (suicide, not denied, is still said); changed to "Client denies SI." it is one."""
+    texts = {str(x["text"]) for s in after.get("sections", []) for x in s.get("sentences", [])}
+    kept = set().union(*_risk_sentences(after).values())
+    sentences = {(str(s["name"]), i): str(x["text"]) for s in before.get("sections", [])
+                 for i, x in enumerate(s.get("sentences", []))}
+    order = list(sentences)
+    losses = []
+    for where, readings in sorted(_risk_sentences(before).items(), key=lambda kv: order.index(kv[0])
+                                  if kv[0] in sentences else len(order)):
+        if where not in sentences or sentences[where] in texts:
+            continue
+        losses += [RiskLoss(where[0], where[1], c, d) for c, d in sorted(readings) if (c, d) not in kept]
+    return losses
+
+
 def apply(body: dict[str, Any], confirm: set[tuple[str, int]], remove: set[tuple[str, int]],
           by: uuid.UUID, at: datetime) -> dict[str, Any]:
     """A copy of ``body`` with the ``remove``d sentences gone and the ``confirm``ed ones marked.
@@ -82,4 +165,7 @@ def apply(body: dict[str, Any], confirm: set[tuple[str, int]], remove: set[tuple
         section["sentences"] = kept
         if not kept:
             section.setdefault("empty", NO_EVIDENCE)
+    if remove:
+        # The risk box names sentences by index: read the note's text again once sentences are gone.
+        out["risk"] = recheck(out.get("risk"), out.get("sections", []))
     return out

@@ -198,20 +198,63 @@ def _sections(form: FormData) -> list[notes_api.SectionEdit]:
     return out
 
 
-def _decision(form: FormData) -> notes_api.SignRequest:
-    """``flag-{i}-section``, ``-sentence`` and ``-decision`` (confirm | remove) → the sign request."""
+def _decision(form: FormData, sections: list[notes_api.SectionEdit] | None = None) -> notes_api.SignRequest:
+    """``flag-{i}-section``, ``-sentence`` and ``-decision`` (confirm | remove) → the sign request.
+
+    With ``sections`` (an amendment's text as sent), a decision counts only while the sentence at its place
+    is still the one it was asked about (``flag-{i}-text``): text typed between asking and sending moves the
+    sentences, and a decision must never land on another one — it is asked again instead."""
     confirm, remove = [], []
+    sent = str(form.get("version", ""))
+    version = int(sent) if sent.isdigit() else None
     count = sum(1 for k in form if k.startswith("flag-") and k.endswith("-section"))
+    texts = {(s.name, i): x for s in sections or [] for i, x in enumerate(s.sentences)}
     for i in range(count):
         ref = notes_api.SentenceRef(section=str(form.get(f"flag-{i}-section", "")),
                                     sentence=int(str(form.get(f"flag-{i}-sentence", "-1"))))
+        if sections is not None and texts.get((ref.section, ref.sentence)) != str(form.get(f"flag-{i}-text", "")):
+            return notes_api.SignRequest(version=version)
         choice = form.get(f"flag-{i}-decision")
         if choice == "confirm":
             confirm.append(ref)
         elif choice == "remove":
             remove.append(ref)
-    version = str(form.get("version", ""))
-    return notes_api.SignRequest(confirm=confirm, remove=remove, version=int(version) if version.isdigit() else None)
+    return notes_api.SignRequest(confirm=confirm, remove=remove, version=version)
+
+
+def _amendment(form: FormData) -> notes_api.Amendment:
+    """The amend form → the amendment, with the decisions its review step asked for (``_decision``) and the
+    acknowledgement (``risk-acknowledged``) that it takes out what the note said about risk."""
+    sections = _sections(form)
+    decided = _decision(form, sections)
+    return notes_api.Amendment(sections=sections, reason=str(form.get("reason", "")), confirm=decided.confirm,
+                               remove=decided.remove, version=decided.version,
+                               risk_removal_acknowledged=form.get("risk-acknowledged") == "yes")
+
+
+def _amend_review(request: Request, svc: Any, actor: Actor, note_id: uuid.UUID, body: notes_api.Amendment,
+                  asked: ApiError) -> Response:
+    """The note page again, the amendment as typed in its form, with what it must decide before it is saved:
+    each changed sentence the verifier doubts (keep or leave out) and the risk statements it takes out."""
+    context = _context(svc, actor, note_id)
+    sent = {(s.name, i): x for s in body.sections for i, x in enumerate(s.sentences)}
+    signed = {(s.name, i): x.text for s in context["note"].sections for i, x in enumerate(s.sentences)}
+    asked_flags: list[dict[str, Any]] = list(asked.extra.get("flagged") or [])  # type: ignore[call-overload]
+    asked_risk: list[dict[str, Any]] = list(asked.extra.get("risk_removed") or [])  # type: ignore[call-overload]
+    flagged = [{**f, "text": sent.get((f["section"], f["sentence"]), ""), "why": _WHY.get(f["reason"], f["reason"])}
+               for f in asked_flags]
+    lost = [{**x, "text": signed.get((x["section"], x["sentence"]), ""),
+             "what": _RISK_WORDS.get(x["category"], x["category"])} for x in asked_risk]
+    segments, gone = _evidence(svc, actor, context["note"])
+    return render(request, "note.html", 409, segments=segments, gone=gone, versions=_versions(svc, actor, note_id),
+                  amend_review={"reason": body.reason, "flagged": flagged, "risk_removed": lost,
+                                "sections": [{"name": s.name, "text": "\n".join(s.sentences)} for s in body.sections]},
+                  **context)
+
+
+#: a risk category in the words of the amend form's warning
+_RISK_WORDS = {"suicide": "suicide", "self_harm": "self-harm", "harm_to_others": "harm to others",
+               "abuse": "abuse", "neglect": "neglect"}
 
 
 def _based_on(svc: Any, actor: Actor, note_id: uuid.UUID, form: FormData) -> None:
@@ -270,8 +313,13 @@ async def change(note_id: uuid.UUID, action: str, request: Request, svc: Service
             await run_in_threadpool(notes_api.edit, note_id, notes_api.NoteEdit(sections=_sections(form)), svc,
                                     page.principal, actor)
         elif action == "amend":
-            body = notes_api.Amendment(sections=_sections(form), reason=str(form.get("reason", "")))
-            await run_in_threadpool(notes_api.amend, note_id, body, svc, page.principal, actor)
+            body = _amendment(form)
+            try:
+                await run_in_threadpool(notes_api.amend, note_id, body, svc, page.principal, actor)
+            except ApiError as exc:
+                if exc.code not in ("needs_review", "removes_risk"):
+                    raise
+                return await run_in_threadpool(_amend_review, request, svc, actor, note_id, body, exc)
         elif action == "sign":
             await run_in_threadpool(notes_api.sign, note_id, svc, page.principal, actor, _decision(form))
         elif action == "confirm-record":
