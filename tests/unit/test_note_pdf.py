@@ -58,6 +58,14 @@ def test_the_signed_pdf_names_who_for_whom_when_and_what_with_a_signature_line()
         assert internal not in text and internal.encode() not in pdf, internal
 
 
+def test_a_recording_under_a_minute_gives_its_start_and_its_seconds() -> None:
+    from dataclasses import replace
+
+    text = text_of(signed_note(replace(_record(), duration_s=53.0)))
+    assert "Date of service: 2026-03-02, 09:00 CST (America/Chicago)" in text and "09:00-09:00" not in text
+    assert "Session: individual, 53 s" in text
+
+
 def test_words_in_any_script_print_as_written() -> None:
     text = text_of(signed_note(_record()))
     for word in WORDS:

@@ -78,14 +78,17 @@ def signed_note(record: SignedRecord, *, evidence: bool = False) -> bytes:
     sentence, who said the words it rests on and when in the recording.
     """
     start, end = record.local(record.session_start), record.local(record.session_end)
-    minutes = max(1, round(record.duration_s / 60))
+    # A recording shorter than a minute would read "10:00-10:00, 1 min": its start and its seconds instead.
+    short = record.duration_s < 60
+    length = f"{round(record.duration_s)} s" if short else f"{round(record.duration_s / 60)} min"
+    hours = f"{start:%H:%M}" if short and f"{start:%H:%M}" == f"{end:%H:%M}" else f"{start:%H:%M}-{end:%H:%M}"
     client = f"{record.client.value} ({record.client.system})" if record.ehr_client else record.client.display
     header = [
         f"Clinic: {record.clinic}",
         f"Clinician: {record.clinician.signed_name}",
         f"Client: {client}",
-        f"Date of service: {start:%Y-%m-%d}, {start:%H:%M}-{end:%H:%M} {_zone(start, record.time_zone)}",
-        f"Session: {record.session_type}, {minutes} min",
+        f"Date of service: {start:%Y-%m-%d}, {hours} {_zone(start, record.time_zone)}",
+        f"Session: {record.session_type}, {length}",
         f"Status: {record.status}",
     ]
     lines = [plain_text(record.body, export=True).rstrip(), "", "SIGNATURE",
