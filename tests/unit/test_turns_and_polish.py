@@ -43,6 +43,17 @@ def test_clean_text_drops_fillers_and_closes_questions() -> None:
     assert clean_text("um how did you sleep uh this week") == "How did you sleep this week?"
     assert clean_text("i think it was better") == "I think it was better."
     assert clean_text("um uh") == ""
+    assert clean_text("do you want to talk about it") == "Do you want to talk about it?"
+    assert clean_text("what about work") == "What about work?"
+
+
+def test_clean_text_never_turns_a_statement_into_a_question() -> None:
+    # A full stop the recognizer wrote is kept; a wh-word before a subject opens a statement.
+    assert clean_text("When I get home I just switch off.") == "When I get home I just switch off."
+    assert clean_text("when i get home i just switch off") == "When I get home I just switch off."
+    assert clean_text("what i mean is it was hard") == "What I mean is it was hard."
+    assert clean_text("tell me about it") == "Tell me about it."
+    assert clean_text("Do you sleep? I don't.") == "Do you sleep? I don't."
 
 
 def test_therapist_is_the_opener_who_asks_most() -> None:

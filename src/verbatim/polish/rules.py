@@ -13,30 +13,44 @@ import re
 from verbatim.polish.base import Turn
 
 FILLERS = frozenset({"um", "umm", "uh", "uhh", "uhm", "er", "erm", "hmm", "mm", "ah"})
-QUESTION_OPENERS = frozenset(
-    {
-        "what", "how", "why", "when", "where", "who", "which", "whose", "do", "does",
-        "did", "is", "are", "was", "were", "can", "could", "would", "will", "should",
-        "have", "has", "shall", "may", "might", "tell",
-    }
-)
+#: verbs that open a yes/no question when a subject follows ("do you", "is it", "can we")
+AUXILIARIES = frozenset({"do", "does", "did", "is", "are", "was", "were", "am", "can", "could", "would", "will",
+                         "should", "have", "has", "shall", "may", "might", "must", "won't", "don't", "didn't",
+                         "isn't", "aren't", "can't", "wouldn't", "haven't", "doesn't"})
+#: words that open a wh-question — or a statement ("When I get home I switch off")
+WH_WORDS = frozenset({"what", "how", "why", "when", "where", "who", "which", "whose"})
+#: a subject after an auxiliary ("is it", "do you", "was the")
+SUBJECTS = frozenset({"i", "you", "he", "she", "it", "we", "they", "that", "this", "there", "the", "your", "my",
+                      "anyone", "anything", "someone", "something", "everything", "everyone", "a", "any"})
 _WORD = re.compile(r"[A-Za-z']+")
 
 
 def is_question(sentence: str) -> bool:
-    """Whether a sentence reads as a question (ends with ? or opens with an interrogative)."""
+    """Whether a sentence reads as a question: it ends with ``?``, or opens as one — an auxiliary then a
+    subject ("did you sleep"), or a wh-word then an auxiliary or "about"/"much"/"many"/"long"/"often"
+    ("how did you sleep", "what about work"). A wh-word before a subject opens a statement as often
+    ("When I get home I just switch off"): not a question by its shape."""
     s = sentence.strip()
     if s.endswith("?"):
         return True
     words = _WORD.findall(s.lower())
-    return bool(words) and words[0] in QUESTION_OPENERS
+    if len(words) < 2:
+        return False
+    first, second = words[0], words[1]
+    if first in AUXILIARIES:
+        return second in SUBJECTS
+    return first in WH_WORDS and (second in AUXILIARIES or second in {"about", "much", "many", "long", "often"}
+                                  or second.endswith(("'s", "'re")))
 
 
 def clean_text(text: str) -> str:
-    """Drop fillers, fix casing, and end each sentence with ``?`` when it reads as a question."""
+    """Drop fillers, fix casing, and close each sentence; a question mark only where the recognizer gave
+    no punctuation at all and the sentence opens as a question (``is_question``): a full stop the
+    recognizer wrote is its reading of the voice and is kept."""
     words = [w for w in text.split() if w.lower().strip(".,?!") not in FILLERS]
     if not words:
         return ""
+    punctuated = any(c in text for c in ".?!")
     words = ["I" + w[1:] if w.lower() == "i" or w.lower().startswith("i'") else w for w in words]
     out = " ".join(words)
     if out[-1] not in ".?!":
@@ -45,7 +59,7 @@ def clean_text(text: str) -> str:
     fixed = []
     for sentence in sentences:
         sentence = sentence[0].upper() + sentence[1:]
-        if sentence.endswith(".") and is_question(sentence):
+        if not punctuated and sentence.endswith(".") and is_question(sentence):
             sentence = sentence[:-1] + "?"
         fixed.append(sentence)
     return " ".join(fixed)
