@@ -100,14 +100,22 @@ def _speaker(role: str, label: str) -> str:
     return role
 
 
+#: a client's record shows a turn no role claims yet in place, without its words (they are in no record)
+NOT_YET_NAMED = "[speaker not yet named: the turn is under Unassigned turns]"
+
+
 def _lines(segments: list[dict[str, Any]], indices: list[int], doubts: dict[int, list[SuggestionOut]],
-           originals: dict[int, str] | None = None) -> list[Line]:
+           originals: dict[int, str] | None = None, unnamed: frozenset[str] = frozenset()) -> list[Line]:
     lines = []
     for i, seg in zip(indices, segments, strict=True):
         own = seg["speaker"] != "other participant"
-        parts, loose = _parts(seg["text"], doubts.get(i, []) if own else [])
-        lines.append(Line(i, _speaker(seg["speaker"], seg["speaker_label"]), seg["speaker_label"], seg["start_s"],
-                          seg["end_s"], parts, loose, (originals or {}).get(i) if own else None))
+        # A turn of a voice nobody has named is not known to be another participant's: say so in place.
+        waiting = not own and seg["speaker_label"] in unnamed
+        parts, loose = _parts(NOT_YET_NAMED if waiting else seg["text"], doubts.get(i, []) if own else [])
+        who = f"Unassigned speaker {seg['speaker_label']}" if waiting else _speaker(seg["speaker"],
+                                                                                    seg["speaker_label"])
+        lines.append(Line(i, who, seg["speaker_label"], seg["start_s"], seg["end_s"], parts, loose,
+                          (originals or {}).get(i) if own else None))
     return lines
 
 
@@ -116,12 +124,13 @@ def _view(transcript: TranscriptOut, turns: list[dict[str, Any]],
     by_turn: dict[int, list[SuggestionOut]] = {}
     for d in doubts:
         by_turn.setdefault(d.turn_index, []).append(d)
+    unassigned = [s.model_dump() for s in transcript.unassigned]
+    unnamed = frozenset(str(s["speaker_label"]) for s in unassigned)
     tabs = [{"client_id": t.client_id, "lines": _lines([s.model_dump() for s in t.segments],
                                                        list(range(len(t.segments))), by_turn,
-                                                       originals)}
+                                                       originals, unnamed)}
             for t in transcript.transcripts]
     unassigned_at = [i for i, t in enumerate(turns) if t.get("role", UNASSIGNED) == UNASSIGNED]
-    unassigned = [s.model_dump() for s in transcript.unassigned]
     if len(unassigned_at) != len(unassigned):
         unassigned_at = list(range(len(unassigned)))
     return {"tabs": tabs, "unassigned": _lines(unassigned, unassigned_at, by_turn, originals),
