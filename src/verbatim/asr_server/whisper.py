@@ -111,7 +111,9 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
 
     The caller gives one decoding window (`windows.decoding_windows`, at most 28 s). ``insist``:
     the window is speech our detector heard but a first decode left without words, so Whisper's
-    own "no speech here" skip (no-speech probability over 0.6 with an improbable text) is off.
+    own "no speech here" skip is off (a quiet voice is not skipped on its no-speech probability
+    alone), but a segment that still reads as no speech with an improbable text at every temperature
+    (``_invented``) is dropped, and the stretch becomes an ``[inaudible]`` gap.
     """
     import ctranslate2
 
@@ -130,6 +132,8 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     )
     words: list[Word] = []
     for segment in segments:
+        if insist and _invented(segment):
+            continue
         for w in segment.words or []:
             # json-v2 words are letters, digits and apostrophes: "check-in" is two words, "$5" is "5".
             parts = _parts(w.word)
@@ -150,6 +154,20 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     if words and encoded is not None and audio.size <= model.feature_extractor.n_samples:
         words = _with_competitors(model, encoded, words)
     return words
+
+
+#: Whisper's own bar for "no speech here": a no-speech probability over this…
+NO_SPEECH_P = 0.6
+#: …with a text whose mean token log-probability is under this, at every fallback temperature
+IMPROBABLE_LOGPROB = -1.0
+
+
+def _invented(segment: Any) -> bool:
+    """Whether an insisted segment is what Whisper itself calls no speech: it thinks no one speaks
+    (``NO_SPEECH_P``) and no temperature gave a probable text (``IMPROBABLE_LOGPROB``; the fallback
+    ends on its best try). Measured: speech-band noise re-decoded gave "Thank you very much" so
+    (no-speech 0.89, log-probability -1.18 at temperature 1.0); a gap says more than invented words."""
+    return float(segment.no_speech_prob) > NO_SPEECH_P and float(segment.avg_logprob) < IMPROBABLE_LOGPROB
 
 
 def _parts(text: str) -> list[str]:
