@@ -397,25 +397,42 @@ def sessions_list(status: Annotated[str | None, typer.Option(
 
     if status is not None and status not in DISPLAY_STATUSES:
         raise typer.BadParameter(f"status must be one of {', '.join(DISPLAY_STATUSES)}")
-    table = Table("status", "runs", "failure_code", "updated")
-    table.add_column("id", no_wrap=True, min_width=36)
     database_url = _urls()[0]
     rows = list_sessions(database_url, status)
     runs = RunStore(database_url, "capture").counts([row.id for row in rows])
     shown = display_statuses(database_url, rows)
+    _print_rows(("status", "runs", "failure_code", "updated", "id"),
+                [(shown[row.id], str(runs.get(row.id, 0)), row.failure_code or "",
+                  row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id)) for row in rows])
+
+
+#: below this many columns a table of ids does not fit: each row is printed as two lines instead
+WIDE_COLUMNS = 120
+
+
+def _print_rows(headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A table whose last column is a 36-character id; on a terminal narrower than ``WIDE_COLUMNS``,
+    each row as the id with the first two fields, then the rest as ``name: value`` on an indented line."""
+    if console.width >= WIDE_COLUMNS:
+        table = Table(*headers[:-1])
+        table.add_column(headers[-1], no_wrap=True, min_width=36)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
     for row in rows:
-        table.add_row(shown[row.id], str(runs.get(row.id, 0)), row.failure_code or "",
-                      row.updated_at.strftime("%Y-%m-%d %H:%M"), str(row.id))
-    console.print(table)
+        console.print(f"{row[-1]}  {row[0]}  {row[1]}", highlight=False, soft_wrap=True)
+        rest = [f"{h}: {v}" for h, v in zip(headers[2:-1], row[2:-1], strict=True) if v]
+        if rest:
+            console.print("    " + " · ".join(rest), highlight=False, soft_wrap=True)
 
 
-def _runs_table(rows: list[Any]) -> Table:
-    table = Table("kind", "state", "holder", "since", "next due", "runs", "last fault")
-    table.add_column("subject", no_wrap=True, min_width=36)
-    for r in rows:
-        table.add_row(r.kind, r.state.value, r.holder or "", r.since[:19], (r.next_due_at or "")[:19], str(r.runs),
-                      r.last_fault_code or "", r.subject_id)
-    return table
+def _runs_rows(rows: list[Any]) -> list[tuple[str, ...]]:
+    return [(r.kind, r.state.value, r.holder or "", r.since[:19], (r.next_due_at or "")[:19], str(r.runs),
+             r.last_fault_code or "", r.subject_id) for r in rows]
+
+
+RUNS_HEADERS = ("kind", "state", "holder", "since", "next due", "runs", "last fault", "subject")
 
 
 @runs_app.command("list")
@@ -439,7 +456,7 @@ def runs_list(
         for r in rows:
             print(json.dumps(r.as_dict()))
         return
-    console.print(_runs_table(rows))
+    _print_rows(RUNS_HEADERS, _runs_rows(rows))
 
 
 @runs_app.command("show")

@@ -123,6 +123,12 @@ def test_a_parked_session_reads_parked_in_the_admin_list_and_on_the_command_line
     assert every.returncode == 0, every.stderr
     assert "parked" in next(line for line in every.stdout.splitlines() if parked in line)
     assert "queued" in next(line for line in every.stdout.splitlines() if waiting in line)
+    # On an 80-column terminal each session is two short lines, its whole id and status on the first.
+    narrow = subprocess.run([sys.executable, "-m", "verbatim.cli", "sessions", "list"], env={**env, "COLUMNS": "80"},
+                            capture_output=True, text=True, timeout=120)
+    assert narrow.returncode == 0, narrow.stderr
+    assert all(len(line) <= 80 for line in narrow.stdout.splitlines()), narrow.stdout
+    assert next(line for line in narrow.stdout.splitlines() if parked in line).split()[:2] == [parked, "parked"]
     bad = subprocess.run([sys.executable, "-m", "verbatim.cli", "sessions", "list", "--status", "sleeping"], env=env,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "parked" in bad.stdout + bad.stderr
