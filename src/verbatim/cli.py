@@ -744,7 +744,27 @@ def main() -> None:
     except VerbatimError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")  # a log tail may hold [brackets]
         sys.exit(2)
+    except Exception as exc:
+        said = _database_fault(exc)
+        if said is None:
+            raise
+        console.print(f"[red]error:[/red] {said}")
+        sys.exit(2)
 
+
+def _database_fault(exc: Exception) -> str | None:
+    """What to tell a person when a command met a database it cannot use; None for any other fault.
+
+    sqlalchemy is looked up only if a command imported it (most commands never touch the database)."""
+    found = sys.modules.get("sqlalchemy.exc")
+    if found is None:
+        return None
+    if isinstance(exc, found.ProgrammingError) and getattr(exc.orig, "sqlstate", None) == "42P01":
+        # A database without Verbatim's tables: never migrated, or another database named by mistake.
+        return "the database has no Verbatim tables: check VERBATIM_DATABASE_URL, or run `verbatim migrate` on it"
+    if isinstance(exc, found.OperationalError):
+        return "the database could not be reached: check VERBATIM_DATABASE_URL and that PostgreSQL is running"
+    return None
 
 if __name__ == "__main__":
     main()
