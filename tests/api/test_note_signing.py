@@ -181,6 +181,18 @@ def test_only_the_named_supervisor_reads_and_cosigns_a_trainees_note(api: Api, s
     assert {"note_read_supervisor", "note_cosigned"} <= set(audit_actions(settings))
     assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).status_code == 200
 
+    # The trainee amends the co-signed note: the supervisor never read the change, so it waits for them again.
+    note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+    sections = _sections(note)
+    sections[0]["sentences"][0] = "Client reports that they fall asleep around one in the morning."  # type: ignore[index]
+    amended = _amend(api, alice, note_id, {"sections": sections, "reason": "Corrected the time"})
+    assert amended.status_code == 200, amended.text
+    assert amended.json()["cosigned_at"] is None and amended.json()["cosigned_by"] is None
+    assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()["error"] == "awaiting_cosign"
+    again = api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(carol))
+    assert again.status_code == 200 and again.json()["cosigned_by"] == staff["Carol"], again.text
+    assert api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).status_code == 200
+
 
 def test_clinic_time_zone_and_how_exports_name_a_clinician(api: Api, settings: Settings, alice: str) -> None:
     admin = token_for(settings, "", "North Clinic", scope="clinic_admin")
@@ -322,7 +334,7 @@ def _amend(api: Api, token: str, note_id: str, body: dict[str, Any]) -> Any:
     return r
 
 
-def test_an_amendment_that_takes_out_what_the_note_said_about_risk_is_saved_only_when_acknowledged(
+def test_an_amendment_that_changes_what_the_note_said_about_risk_is_saved_only_when_each_is_acknowledged(
         api: Api, settings: Settings, alice: str, tmp_path: Path) -> None:
     turns = tmp_path / "risky.json"
     turns.write_text(json.dumps(RISKY))
@@ -334,38 +346,54 @@ def test_an_amendment_that_takes_out_what_the_note_said_about_risk_is_saved_only
     assert said, note["sections"]  # the draft quotes what the client said
     name, index = said[0]
     sections = _sections(note)
-    part = next(s for s in sections if s["name"] == name)
+    others = [s for s in sections if s["name"] != name]
 
-    # Reworded, the risk is still said: no warning.
-    part["sentences"][index] = "Client reports thinking about killing themself on some nights."  # type: ignore[index]
-    reworded = _amend(api, alice, note_id, {"sections": sections, "reason": "Clearer words"})
-    assert reworded.status_code == 200, reworded.text
+    def with_risk_sentence(text: str | None, extra: str | None = None) -> list[dict[str, object]]:
+        out = [dict(s) for s in sections]
+        part = next(s for s in out if s["name"] == name)
+        part["sentences"] = [t for i, t in enumerate(part["sentences"]) if i != index] if text is None else [  # type: ignore[arg-type]
+            text if i == index else t for i, t in enumerate(part["sentences"])]  # type: ignore[arg-type]
+        if extra:
+            part["sentences"] = [*part["sentences"], extra]  # type: ignore[misc]
+        return out
 
-    # Turned into a denial, or taken out: the clinician is told, and nothing is saved until they say so.
+    # Moved word for word to another section, the statement is still there: nothing to acknowledge.
+    quoted = next(x["text"] for s in note["sections"] for x in s["sentences"] if "killing myself" in x["text"])
+    moved = [dict(s) for s in with_risk_sentence(None)]
+    if others:
+        target = next(s for s in moved if s["name"] == others[0]["name"])
+        target["sentences"] = [*target["sentences"], quoted]  # type: ignore[misc]
+        r = _amend(api, alice, note_id, {"sections": moved, "reason": "Moved to where it belongs"})
+        assert r.status_code == 200, r.text
+        note = api.client.get(f"/v1/notes/{note_id}", headers=H(alice)).json()
+        name, index = next((s["name"], i) for s in note["sections"] for i, x in enumerate(s["sentences"])
+                           if x["text"] == quoted)
+        sections = _sections(note)
+
+    # Reworded, turned into a denial in the note's shorthand, swapped for someone else's suicide, or taken out:
+    # each is asked about (whether the new words still say it is the clinician's reading), and nothing is saved.
     versions = _versions(settings, note_id)
-    denial = [dict(s) for s in sections]
-    next(s for s in denial if s["name"] == name)["sentences"] = [
-        "Client denies suicidal ideation." if i == index else t for i, t in enumerate(part["sentences"])]  # type: ignore[arg-type]
-    taken_out = [dict(s) for s in sections]
-    next(s for s in taken_out if s["name"] == name)["sentences"] = [
-        t for i, t in enumerate(part["sentences"]) if i != index]  # type: ignore[arg-type]
-    asked = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": denial, "reason": "Tidied"},
-                            headers=H(alice))
-    if asked.json()["error"] == "needs_review":  # both reviews are asked for in one answer
-        assert asked.json()["risk_removed"], asked.text
-    for attempt in (denial, taken_out):
-        r = _amend(api, alice, note_id, {"sections": attempt, "reason": "Tidied the subjective section"})
+    attempts = [with_risk_sentence("Client reports thinking about killing themself on some nights."),
+                with_risk_sentence("SI denied."), with_risk_sentence("Client no longer reports SI."),
+                with_risk_sentence(None, "Client's aunt died by suicide years ago."), with_risk_sentence(None)]
+    for attempt in attempts:
+        r = _amend(api, alice, note_id, {"sections": attempt, "reason": "Tidied the note"})
         assert r.status_code == 409 and r.json()["error"] == "removes_risk", r.text
         assert {"section": name, "sentence": index, "category": "suicide", "denied": False} in r.json()["risk_removed"]
-        assert "denies" not in r.text and "killing" not in r.text  # no note words in the error (categories only)
+        assert "denied." not in r.text and "killing" not in r.text  # no note words in the error (categories only)
     assert _versions(settings, note_id) == versions
 
-    sure = _amend(api, alice, note_id, {"sections": taken_out, "reason": "Tidied the subjective section",
-                                        "risk_removal_acknowledged": True})
+    # Acknowledging another sentence does not cover this one; naming it does.
+    elsewhere = {"section": name, "sentence": index + 1}
+    still = _amend(api, alice, note_id, {"sections": attempts[1], "reason": "Tidied the note",
+                                         "risk_acknowledged": [elsewhere]})
+    assert still.status_code == 409 and still.json()["error"] == "removes_risk", still.text
+    sure = _amend(api, alice, note_id, {"sections": attempts[1], "reason": "Tidied the note",
+                                        "risk_acknowledged": [{"section": name, "sentence": index}]})
     assert sure.status_code == 200, sure.text
     # The record's own flag stays in the risk box: an amendment changes the note, not the record.
     assert sure.json()["risk"]["flags"] == note["risk"]["flags"]
     with db_session(settings.database_url or "") as db:
         details = list(db.execute(select(AuditEntry.detail).where(AuditEntry.action == "note_amended")
                                   .order_by(AuditEntry.id)).scalars())
-    assert details[-1]["risk_removed"] >= 1 and "risk_removed" not in details[0]
+    assert details[-1]["risk_removed"] == 1 and all("risk_removed" not in d for d in details[:-1])

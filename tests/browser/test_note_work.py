@@ -380,14 +380,14 @@ def test_an_amendment_that_takes_out_a_risk_statement_is_saved_once_the_clinicia
     page.get_by_role("button", name="Save amendment").click()
 
     review = page.get_by_role("alert").filter(has_text="Before this amendment is saved")
-    expect(review).to_contain_text("takes out what the signed note said about risk")
+    expect(review).to_contain_text("changes or takes out what the signed note said about risk")
     expect(review.locator(".risk-removed li")).to_contain_text(risky)
     assert status_of(web.settings, note_id) == signed
     assert not axe_violations(web)
     # Sent again without saying so, the browser holds it back (the box is required): nothing is saved.
     page.get_by_role("button", name="Save amendment").click()
     assert status_of(web.settings, note_id) == signed
-    review.get_by_label("I am taking these statements about risk out of the signed note on purpose").check()
+    review.get_by_label("I am changing or taking out these statements about risk on purpose").check()
     page.get_by_role("button", name="Save amendment").click()
     page.get_by_text("amended").first.wait_for()
     assert status_of(web.settings, note_id) == ("signed", signed[1] + 1)

@@ -399,7 +399,8 @@ class World:
         if r.status_code == 409 and r.json().get("error") in ("needs_review", "removes_risk"):
             body["confirm"] = [{"section": f["section"], "sentence": f["sentence"]}
                                for f in r.json().get("flagged", [])]
-            body["risk_removal_acknowledged"] = True
+            body["risk_acknowledged"] = [{"section": x["section"], "sentence": x["sentence"]}
+                                         for x in r.json().get("risk_removed", [])]
             r = self.api.post(f"/v1/notes/{note_id}/amend", json=body, headers=self.h())
         if r.status_code >= 500:
             raise Violation(f"an amendment answered {r.status_code}")

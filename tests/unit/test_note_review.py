@@ -26,13 +26,16 @@ def test_changed_names_only_sentences_not_held_word_for_word() -> None:
     assert review.changed(before, after) == {("Subjective", 1), ("Subjective", 2)}
 
 
-def test_a_reworded_risk_sentence_is_no_loss_and_a_denial_or_a_removal_is() -> None:
+def test_any_change_to_a_risk_sentence_is_a_loss_and_a_move_is_not() -> None:
     signed = _body("Client reports thinking about killing themself on some nights.", "Client sleeps badly.")
-    assert review.risk_removed(signed, _body("Client reports passive suicidal ideation, no plan.",
-                                             "Client sleeps badly.")) == []
-    lost = review.risk_removed(signed, _body("Client denies suicidal ideation.", "Client sleeps badly."))
-    assert lost == [review.RiskLoss("Subjective", 0, "suicide", False)]
-    assert review.risk_removed(signed, _body("Client sleeps badly.")) == lost
+    lost = [review.RiskLoss("Subjective", 0, "suicide", False)]
+    for after in (_body("Client reports passive suicidal ideation, no plan.", "Client sleeps badly."),
+                  _body("SI denied.", "Client sleeps badly."), _body("Client sleeps badly."),
+                  _body("Client sleeps badly.", "Client's aunt died by suicide years ago.")):
+        assert review.risk_removed(signed, after) == lost
+    moved = _body("Client sleeps badly.")
+    moved["sections"].append({"name": "Assessment", "sentences": [dict(signed["sections"][0]["sentences"][0])]})
+    assert review.risk_removed(signed, moved) == []
 
 
 def test_a_sentence_citing_a_flagged_turn_is_about_it_only_when_it_repeats_its_words() -> None:

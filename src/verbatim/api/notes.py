@@ -183,8 +183,10 @@ class Amendment(NoteEdit):
                                                    "sections sent)")
     remove: list[SentenceRef] = Field(default_factory=list, max_length=500,
                                       description="Flagged changed sentences left out of the amendment")
-    risk_removal_acknowledged: bool = Field(False, description="The amendment takes out sentences about risk "
-                                                               "(listed in a 409 removes_risk) on purpose")
+    risk_acknowledged: list[SentenceRef] = Field(
+        default_factory=list, max_length=500,
+        description="The signed version's sentences about risk this amendment changes or takes out on purpose, "
+                    "by section and index as a 409 removes_risk lists them; each listed one must be named")
     version: int | None = Field(None, ge=1, description="The signed version amended; 409 version_moved if not "
                                                         "current")
 
@@ -520,11 +522,12 @@ def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalD
 
     An amendment is signed like the note was, on what it changes: each changed sentence the verifier
     doubts (unsupported, contradicted, uncited) is confirmed or removed first (``confirm``/``remove``,
-    by its position in the sections sent), and taking out what the note said about risk needs
-    ``risk_removal_acknowledged`` (``verbatim.notes.review``). Raises 409 ``not_signed``,
-    ``version_moved``, ``needs_review`` (``flagged``: section, index, reason; ``risk_removed`` too when
-    it applies), ``removes_risk`` (``risk_removed``: section and index in the signed version, category,
-    denied — never words); 422 ``not_flagged`` / ``conflicting_decision`` as signing does.
+    by its position in the sections sent), and each sentence about risk it changes or takes out is
+    named in ``risk_acknowledged`` (``verbatim.notes.review``). A trainee's co-signed note waits for
+    its supervisor's co-signature again. Raises 409 ``not_signed``, ``version_moved``, ``needs_review``
+    (``flagged``: section, index, reason; ``risk_removed`` too when it applies), ``removes_risk``
+    (``risk_removed``: section and index in the signed version, category, denied — never words);
+    422 ``not_flagged`` / ``conflicting_decision`` as signing does.
     """
     author = _therapist(who)
     repo = NoteRepo(svc.repo.url)
@@ -539,24 +542,37 @@ def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalD
         signed = repo.current_body(db, note)
         amended = _edited_body(db, repo, note, body)
         # Both reviews are asked for at once, so the clinician decides in one step; what the amendment
-        # takes out about risk is judged again on what would be saved, after the removals decided.
-        warned = [] if body.risk_removal_acknowledged else review.risk_removed(signed, amended)
+        # changes about risk is judged again on what would be saved, after the removals decided.
+        acknowledged = {(r.section, r.sentence) for r in body.risk_acknowledged}
+
+        def unacknowledged(after: dict[str, Any]) -> list[review.RiskLoss]:
+            # All of them, once any is not named: the clinician acknowledges the whole list they are shown.
+            losses = review.risk_removed(signed, after)
+            return losses if any((x.section, x.sentence) not in acknowledged for x in losses) else []
+
+        warned = unacknowledged(amended)
         decided = _decided(amended, body.confirm, body.remove, author, then="amend", version=note.version,
                            among=review.changed(signed, amended),
                            extra={"risk_removed": [x.to_dict() for x in warned]} if warned else None)
         final = decided or amended
-        losses = review.risk_removed(signed, final)
-        if losses and not body.risk_removal_acknowledged:
-            raise ApiError(409, "removes_risk", f"this amendment takes out {len(losses)} statement(s) about risk "
-                           "that the signed note made and nothing left in it says: keep them, or send the "
-                           "amendment again with risk_removal_acknowledged",
-                           extra={"risk_removed": [x.to_dict() for x in losses], "version": note.version})
+        left = unacknowledged(final)
+        if left:
+            raise ApiError(409, "removes_risk", f"this amendment changes or takes out {len(left)} statement(s) about "
+                           "risk the signed note made: keep them as they were, or name each in risk_acknowledged "
+                           "(section and index as listed) and send the amendment again",
+                           extra={"risk_removed": [x.to_dict() for x in left], "version": note.version})
         version = repo.add_version(db, note, final, "amendment", author, body.reason)
         detail: dict[str, Any] = {"note_id": str(note_id), "version": version}
         if body.confirm or body.remove:
             detail |= {"confirmed": len(body.confirm), "removed": len(body.remove)}
+        losses = review.risk_removed(signed, final)
         if losses:
             detail["risk_removed"] = len(losses)
+        # A supervisor's co-signature covers what they read: a trainee's amendment waits for a new one
+        # (exports answer 409 awaiting_cosign until then).
+        if note.requires_cosign and note.cosigned_at is not None:
+            note.cosigned_by, note.cosigned_at = None, None
+            detail["cosign_required_again"] = True
         audit.record(db, actor, "note_amended", note.session_id, detail)
         db.flush()
         return _out(db, repo, note)

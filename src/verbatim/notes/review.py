@@ -10,9 +10,9 @@ Sentences are named by their section and their index in it (0-based), as the not
 
 An amendment changes a record already signed, so it is held to the same rule on the sentences it
 changes (``changed``): each changed sentence the verifier doubts is removed or confirmed. It also
-waits on one more decision: an amendment that takes out what the note said about risk — a sentence
-the risk box lists, or one citing a flagged statement of the record — with nothing left saying it
-the same way (``risk_removed``) is saved only once the clinician says so.
+waits on one more decision: an amendment that changes or takes out a sentence about risk — one whose
+words name a risk, or one repeating a statement the record's check flagged (``risk_removed``) — is
+saved only once the clinician acknowledges each such sentence.
 """
 
 from __future__ import annotations
@@ -122,23 +122,19 @@ def _risk_sentences(body: dict[str, Any]) -> dict[tuple[str, int], set[tuple[str
 
 
 def risk_removed(before: dict[str, Any], after: dict[str, Any]) -> list[RiskLoss]:
-    """The risk sentences of ``before`` (a signed version) that ``after`` no longer holds word for word,
-    whose reading (category and denied or not) no sentence of ``after`` keeps; in note order.
+    """The sentences about risk of ``before`` (a signed version) that ``after`` no longer holds word for
+    word, in note order, one per (sentence, category).
 
-    "Client reports passive SI." reworded "Client reports passive suicidal ideation, no plan." is no
-    loss (suicide, not denied, is still said); changed to "Client denies SI." it is one."""
+    Any change counts, a rewording too: whether "SI denied.", "Client no longer reports SI." or "Client's
+    aunt died by suicide." still says what the signed sentence said is a clinical reading, and this is
+    the one place a signed statement about risk can leave the record, so the clinician says it is meant.
+    A sentence moved word for word to another section is kept."""
     texts = {str(x["text"]) for s in after.get("sections", []) for x in s.get("sentences", [])}
-    kept = set().union(*_risk_sentences(after).values())
     sentences = {(str(s["name"]), i): str(x["text"]) for s in before.get("sections", [])
                  for i, x in enumerate(s.get("sentences", []))}
-    order = list(sentences)
-    losses = []
-    for where, readings in sorted(_risk_sentences(before).items(), key=lambda kv: order.index(kv[0])
-                                  if kv[0] in sentences else len(order)):
-        if where not in sentences or sentences[where] in texts:
-            continue
-        losses += [RiskLoss(where[0], where[1], c, d) for c, d in sorted(readings) if (c, d) not in kept]
-    return losses
+    about = _risk_sentences(before)
+    return [RiskLoss(where[0], where[1], c, d) for where, text in sentences.items()
+            if where in about and text not in texts for c, d in sorted(about[where])]
 
 
 def apply(body: dict[str, Any], confirm: set[tuple[str, int]], remove: set[tuple[str, int]],

@@ -224,12 +224,17 @@ def _decision(form: FormData, sections: list[notes_api.SectionEdit] | None = Non
 
 def _amendment(form: FormData) -> notes_api.Amendment:
     """The amend form → the amendment, with the decisions its review step asked for (``_decision``) and the
-    acknowledgement (``risk-acknowledged``) that it takes out what the note said about risk."""
+    acknowledgement (``risk-acknowledged``) of the sentences about risk it changes or takes out."""
     sections = _sections(form)
     decided = _decision(form, sections)
+    # The tick covers the risk sentences the review step listed (``risk-{i}-section``/``-sentence``), and
+    # only those: one taken out after the list was shown is listed again.
+    count = sum(1 for k in form if k.startswith("risk-") and k.endswith("-section"))
+    acknowledged = [notes_api.SentenceRef(section=str(form.get(f"risk-{i}-section", "")),
+                                          sentence=int(str(form.get(f"risk-{i}-sentence", "-1"))))
+                    for i in range(count)] if form.get("risk-acknowledged") == "yes" else []
     return notes_api.Amendment(sections=sections, reason=str(form.get("reason", "")), confirm=decided.confirm,
-                               remove=decided.remove, version=decided.version,
-                               risk_removal_acknowledged=form.get("risk-acknowledged") == "yes")
+                               remove=decided.remove, version=decided.version, risk_acknowledged=acknowledged)
 
 
 def _amend_review(request: Request, svc: Any, actor: Actor, note_id: uuid.UUID, body: notes_api.Amendment,
