@@ -86,6 +86,15 @@ def verify_model() -> Path:
 
 #: seed of the sampling in Whisper's temperature fallback (a re-decode of a doubtful window)
 FALLBACK_SEED = 7
+THIRD_DECODE_BELOW = 0.8
+"""A window gets the third decode when one of its words has a probability under this (or a flipping
+competitor, `in_doubt`)."""
+NBEST = 5
+"""Hypotheses the third decode's beam search keeps (and its beam size)."""
+SAMPLES = 8
+"""Decodes the third decode samples."""
+SAMPLE_TEMPERATURE = 0.7
+"""Temperature of the sampled decodes (1.0 and above wander off into unrelated text on tiny.en)."""
 
 
 def _whisper() -> Any:
@@ -149,7 +158,76 @@ def recognise(audio: np.ndarray, *, insist: bool = False) -> list[Word]:
     # One encoder pass holds 30 s: a longer input (a long re-decoded stretch) gets no second decode.
     if words and encoded is not None and audio.size <= model.feature_extractor.n_samples:
         words = _with_competitors(model, encoded, words)
+        if in_doubt(words):
+            words = _with_third_decode(model, encoded, words)
     return words
+
+
+def in_doubt(words: list[Word]) -> bool:
+    """Whether a window's words are doubtful enough for the third decode: a word under
+    ``THIRD_DECODE_BELOW``, or a competitor of the second decode that would flip the meaning."""
+    from verbatim.asr_server.flips import flips_meaning
+
+    return any(w.confidence < THIRD_DECODE_BELOW
+               or any(flips_meaning(alt) and alt.lower() != w.text.lower() for alt, _ in w.competitors or ())
+               for w in words)
+
+
+def _with_third_decode(model: Any, encoded: Any, words: list[Word]) -> list[Word]:
+    """``words`` with the readings of a third decode of the same window (same encoder output):
+    the ``NBEST``-best list of a beam search and ``SAMPLES`` decodes sampled at temperature
+    ``SAMPLE_TEMPERATURE`` (seeded: the same audio gives the same readings), all without
+    timestamps and at most ``3 × words + 10`` tokens long (a sample that wanders off stops there)."""
+    import ctranslate2
+    from faster_whisper.tokenizer import Tokenizer
+
+    tok = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
+    prompt = [*tok.sot_sequence, tok.no_timestamps]
+    longest = min(model.max_length, 3 * len(words) + 10)
+    beams = model.model.generate(encoded, [prompt], beam_size=NBEST, num_hypotheses=NBEST, return_scores=True,
+                                 max_length=longest)[0]
+    ctranslate2.set_random_seed(FALLBACK_SEED)
+    samples = model.model.generate(encoded, [prompt], beam_size=1, num_hypotheses=SAMPLES, sampling_topk=0,
+                                   sampling_temperature=SAMPLE_TEMPERATURE, max_length=longest)[0]
+
+    def text(ids: list[int]) -> list[str]:
+        return _parts(tok.decode([t for t in ids if t < tok.eot]))
+
+    best = max(beams.scores) if beams.scores else 0.0
+    gap = [dict[str, float]() for _ in words]
+    for ids, score in zip(beams.sequences_ids, beams.scores, strict=True):
+        for i, reading in hypothesis_readings(words, text(ids)):
+            gap[i][reading] = min(gap[i].get(reading, np.inf), max(0.0, best - float(score)))
+    share = [dict[str, float]() for _ in words]
+    for ids in samples.sequences_ids:
+        for i, reading in set(hypothesis_readings(words, text(ids))):
+            share[i][reading] = share[i].get(reading, 0.0) + 1.0 / SAMPLES
+    return [replace(w, beam=tuple(sorted(g.items(), key=lambda rg: rg[1])),
+                    sampled=tuple(sorted(((r, round(p, 4)) for r, p in sh.items()), key=lambda rp: -rp[1])))
+            for w, g, sh in zip(words, gap, share, strict=True)]
+
+
+def hypothesis_readings(words: list[Word], other: list[str]) -> list[tuple[int, str]]:
+    """Where another hypothesis (its json-v2 words, ``other``) reads the window otherwise than
+    ``words``: (index into ``words``, the other reading; "" = that hypothesis has no word there).
+
+    The two are aligned word by word (case aside); a stretch they disagree on gives each word of it
+    every word of the other's stretch ("didn't" for both of "did it"); words only ``other`` holds
+    are readings of the words on either side.
+    """
+    a = [w.text.lower() for w in words]
+    b = [o.lower() for o in other]
+    out: list[tuple[int, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "replace" and i2 - i1 == j2 - j1:
+            out += [(i, other[j]) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]
+        elif op == "replace":
+            out += [(i, other[j]) for i in range(i1, i2) for j in range(j1, j2)]
+        elif op == "delete":
+            out += [(i, "") for i in range(i1, i2)]
+        elif op == "insert":
+            out += [(i, other[j]) for j in range(j1, j2) for i in (i1 - 1, i1) if 0 <= i < len(words)]
+    return out
 
 
 def _parts(text: str) -> list[str]:
