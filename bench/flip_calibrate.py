@@ -9,7 +9,7 @@ Run from the repository root::
 Every item is recognised once (`engine.hear`, diarization on with the item's ``speakers`` or 2, as
 ``bench/asr.py`` does); the json-v2 results are then rebuilt for every set of thresholds of the
 grid (`flips.Doubt`: ``flip`` = `FLIP_DOUBT`, ``alt`` = `ALT_DOUBT`, ``plain`` = `PLAIN_DOUBT`, and for
-the third decode and the flip slots ``beam`` = `BEAM_DOUBT`, ``sample`` = `SAMPLE_DOUBT`, ``slot`` =
+the third decode and the flip slots ``beam`` = `BEAM_DOUBT`, ``prompted`` = `PROMPTED_DOUBT`, ``slot`` =
 `SLOT_DOUBT`) and
 scored as ``bench/asr.py`` scores them (`asr.Marks`): ``flip_flag_recall`` (wrongly heard flip
 words that carry a doubt) and ``flag_precision`` (the wrong share of every flagged word).
@@ -25,7 +25,7 @@ only, and at the thresholds in use (`flips.DOUBT`). ``--cache FILE`` keeps what 
 is flagged whatever its kind) were another.
 
 Prints a table; the last stdout line is one JSON object: ``chosen`` {flip, alt, plain, alone, beam,
-sample, slot}, ``calibration``
+prompted, slot}, ``calibration``
 and ``heldout`` at the chosen set and ``heldout_current`` at the thresholds in use, each
 {flip_flag_recall, flag_precision, flip_wrong, flip_marked, flags}.
 """
@@ -52,7 +52,7 @@ FLIP_GRID = (0.5, 0.6, 0.7, 0.8, 0.9)
 ALT_GRID = (0.01, 0.02, 0.03, 0.05, 0.1)
 PLAIN_GRID = (0.02, 0.05, 0.1, 1.01)  # 1.01: never
 BEAM_GRID = (-1.0, 0.05, 0.1, 0.2, 0.5)  # -1: never
-SAMPLE_GRID = (0.125, 0.25, 0.375, 1.01)  # 1.01: never
+PROMPTED_GRID = (-1.0, 0.05, 0.1, 0.2, 0.5)  # -1: never
 SLOT_GRID = (0.0, 0.5, 0.6, 0.7)  # 0: never
 
 
@@ -118,11 +118,11 @@ def main() -> None:
     heard = heard_items(calib + held + extra, args.cache)
     known = truths(calib + held + extra, heard)
 
-    print(f"{'flip':>6s} {'alt':>6s} {'plain':>6s} {'beam':>6s} {'sample':>6s} {'slot':>6s} {'recall':>7s} "
+    print(f"{'flip':>6s} {'alt':>6s} {'plain':>6s} {'beam':>6s} {'prompt':>6s} {'slot':>6s} {'recall':>7s} "
           f"{'prec':>6s} {'flags':>6s}   (calibration: {len(calib)} items, {len(extra)} for precision only)")
     tried: list[tuple[flips.Doubt, Marks]] = []
-    for f, a, q, b, n, s in itertools.product(FLIP_GRID, ALT_GRID, PLAIN_GRID, BEAM_GRID, SAMPLE_GRID, SLOT_GRID):
-        doubt = flips.Doubt(flip=f, alt=a, plain=q, beam=b, sample=n, slot=s)
+    for f, a, q, b, n, s in itertools.product(FLIP_GRID, ALT_GRID, PLAIN_GRID, BEAM_GRID, PROMPTED_GRID, SLOT_GRID):
+        doubt = flips.Doubt(flip=f, alt=a, plain=q, beam=b, prompted=n, slot=s)
         m = score(calib + extra, heard, known, doubt, threshold)
         recall, precision = m.flip_recall or 0.0, m.precision or 0.0
         print(f"{f:6.3f} {a:6.3f} {q:6.3f} {b:6.3f} {n:6.3f} {s:6.3f} {recall:7.3f} {precision:6.3f} {m.flags:6d}")
@@ -137,7 +137,7 @@ def main() -> None:
     held_marks = score(held + extra, heard, known, chosen, threshold)
     current = score(held + extra, heard, known, flips.DOUBT, threshold)
     print(f"\nchosen              : flip {chosen.flip}  alt {chosen.alt}  plain {chosen.plain}  beam {chosen.beam}  "
-          f"sample {chosen.sample}  slot {chosen.slot}")
+          f"prompted {chosen.prompted}  slot {chosen.slot}")
     for name, m in (("calibration", calib_marks), ("held-out", held_marks), ("held-out, in use", current)):
         print(f"{name:20s}: recall {m.flip_recall}  ({m.flip_marked}/{m.flip_wrong} wrong flip words marked)  "
               f"precision {m.precision}  ({m.flags_wrong}/{m.flags} flags wrong)")

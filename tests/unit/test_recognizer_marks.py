@@ -110,24 +110,25 @@ def test_an_ordinary_word_a_number_competes_with_is_marked_and_a_faint_competito
 
 
 def test_a_reading_of_the_third_decode_marks_a_word_when_either_side_flips_the_meaning() -> None:
-    # "him" heard for "two": one sample of eight reads "two" there, an n-best hypothesis close
-    # behind the best reads "them" (a flip reading for neither word: no mark on its own).
-    him = Word("him", 0.6, 0.8, 0.9, competitors=(), beam=(("them", 0.05),), sampled=(("two", 0.125),))
-    words = [Word("i", 0.0, 0.2, 0.9, competitors=(), beam=(), sampled=()),
-             Word("told", 0.3, 0.5, 0.9, competitors=(), beam=(), sampled=()), him]
+    # "with" heard for "seven": after the priming prompt an n-best hypothesis close behind the best
+    # reads "seven" there; the plain n-best list reads "without" (a flip reading for neither word:
+    # no mark on its own).
+    with_ = Word("with", 0.6, 0.8, 0.9, competitors=(), beam=(("without", 0.05),), prompted=(("seven", 0.02),))
+    words = [Word("i", 0.0, 0.2, 0.9, competitors=(), beam=(), prompted=()),
+             Word("spend", 0.3, 0.5, 0.9, competitors=(), beam=(), prompted=()), with_]
     marked = to_results(words, ["S1"] * 3)[2]
     assert MEANING_FLIP in marked["alternatives"][0]["tags"]
-    assert [a["content"] for a in marked["alternatives"]] == ["him", "two"]
-    assert "tags" not in to_results([*words[:2], replace(him, sampled=())], ["S1"] * 3)[2]["alternatives"][0]
-    # A reading held by too few samples, or by a hypothesis far behind the best, is no doubt.
-    assert not flips.doubtful("him", 0.9, sentence_start=False, competitors=(), beam=(("two", 0.9),),
-                              sampled=(("two", 0.125),), doubt=flips.Doubt(sample=0.25))
+    assert [a["content"] for a in marked["alternatives"]] == ["with", "seven"]
+    assert "tags" not in to_results([*words[:2], replace(with_, prompted=())], ["S1"] * 3)[2]["alternatives"][0]
+    # A reading held only by a hypothesis far behind its search's best is no doubt.
+    assert not flips.doubtful("with", 0.9, sentence_start=False, competitors=(), beam=(("seven", 0.9),),
+                              prompted=(("seven", 0.3),), doubt=flips.Doubt(beam=0.2, prompted=0.2))
     # A meaning-flip word read otherwise (a sound-alike is enough) is doubtful; the same number
     # in digits is no other reading.
     assert flips.suggestion("four", 0.95, sentence_start=False, competitors=(), beam=(("for", 0.1),),
-                            sampled=()) == "for"
+                            prompted=()) == "for"
     assert not flips.doubtful("four", 0.95, sentence_start=False, competitors=(), beam=(("4", 0.0),),
-                              sampled=(("Four", 0.5),))
+                              prompted=(("Four", 0.0),))
 
 
 def test_another_hypothesis_is_aligned_word_by_word_to_the_first_decode() -> None:

@@ -88,8 +88,9 @@ class Word:
     tuple: there was one, and it left nothing open).
     ``beam``: readings the third decode's n-best list holds in the word's place, (reading, how far
     the best hypothesis holding it falls behind the best of all, in mean log-probability per
-    token, >= 0); ``sampled``: readings its sampled decodes hold there, (reading, share of the
-    samples). Both None where no third decode ran (`whisper`: only windows already in doubt).
+    token, >= 0); ``prompted``: the same for its n-best lists after a priming prompt
+    (`whisper.PRIMING_PROMPTS`). Both None where no third decode ran (`whisper`: only windows
+    already in doubt).
     """
 
     text: str
@@ -99,7 +100,7 @@ class Word:
     stop: str = ""
     competitors: tuple[tuple[str, float], ...] | None = None
     beam: tuple[tuple[str, float], ...] | None = None
-    sampled: tuple[tuple[str, float], ...] | None = None
+    prompted: tuple[tuple[str, float], ...] | None = None
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -385,7 +386,7 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         slot = flips.in_flip_slot(words[i - 1].text if i and not sentence_start else None,
                                   words[i + 1].text if i + 1 < len(words) else None)
         other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors,
-                                 beam=w.beam, sampled=w.sampled, slot=slot, doubt=doubt)
+                                 beam=w.beam, prompted=w.prompted, slot=slot, doubt=doubt)
         if other is not None:
             # A doubtful negation, number, time or name, or a word a flipping reading competes with:
             # marked whatever the global threshold.

@@ -25,11 +25,11 @@ reading of the same words is no competitor ("10" for "ten"), and the word left o
 decode did not hear it) competes with a negation or its twin only.
 
 A window already in doubt (a word under 0.8, or a flipping competitor: `whisper.in_doubt`) is decoded
-a third time from the same encoder output: a beam search's n-best list and decodes sampled at a
-higher temperature. A reading one of those hypotheses holds in a word's place (an n-best
-hypothesis within ``BEAM_DOUBT`` of the best, or at least ``SAMPLE_DOUBT`` of the samples) judges
-the word as a competitor does: a meaning-flip word read otherwise is doubtful, and so is any word
-read as a negation, number or time ("him" heard for "two", one sample "two"). Without any reading,
+a third time from the same encoder output: a beam search's n-best list, and the same after a
+prompt that primes the decoder for numbers and negations. A reading one of those hypotheses holds
+in a word's place (within ``BEAM_DOUBT``, or ``PROMPTED_DOUBT`` after the prompt, of its search's
+best) judges the word as a competitor does: a meaning-flip word read otherwise is doubtful, and so
+is any word read as a negation, number or time ("spend with hours" read "seven hours"). Without any reading,
 a word where a number or a negation is expected (`in_flip_slot`: "at high on Thursday", "did it
 hit") is doubtful under ``SLOT_DOUBT``: a number heard as an unrelated word gets no flip reading
 any weight from the decoder.
@@ -60,8 +60,8 @@ heard for "two") with fewer wrong flags (0.02 before it)."""
 BEAM_DOUBT = 0.2
 """How far (mean log-probability per token) behind the best an n-best hypothesis of the third decode
 may fall and still put its reading of a word in doubt."""
-SAMPLE_DOUBT = 0.125
-"""Share of the third decode's samples a reading must hold to put a word in doubt (1 of 8)."""
+PROMPTED_DOUBT = 0.2
+"""The same as `BEAM_DOUBT` for the n-best lists after a priming prompt (`whisper.PRIMING_PROMPTS`)."""
 SLOT_DOUBT = 0.5
 """Word probability under which a word where a number or a negation is expected (`in_flip_slot`) is
 doubtful whatever it reads: a number heard as an unrelated word ("at high on Thursday" for "at nine")."""
@@ -75,7 +75,7 @@ MEANING_FLIP = "meaning_flip"
 class Doubt:
     """The thresholds of the rule, probabilities in [0, 1]: ``flip`` (`FLIP_DOUBT`), ``alt``
     (`ALT_DOUBT`), ``plain`` (`PLAIN_DOUBT`) and ``alone`` (`ALONE_DOUBT`); for the third decode
-    ``beam`` (`BEAM_DOUBT`, a log-probability gap) and ``sample`` (`SAMPLE_DOUBT`, a share); ``slot``
+    ``beam`` (`BEAM_DOUBT`, a log-probability gap) and ``prompted`` (`PROMPTED_DOUBT`, a gap); ``slot``
     (`SLOT_DOUBT`) for a word where a number or a negation is expected.
 
     One value so a calibration (``bench/flip_calibrate.py``) can try others on recognised words
@@ -87,7 +87,7 @@ class Doubt:
     plain: float = PLAIN_DOUBT
     alone: float = ALONE_DOUBT
     beam: float = BEAM_DOUBT
-    sample: float = SAMPLE_DOUBT
+    prompted: float = PROMPTED_DOUBT
     slot: float = SLOT_DOUBT
 
 
@@ -161,29 +161,29 @@ def flips_meaning(text: str) -> bool:
 
 def doubtful(text: str, probability: float, *, sentence_start: bool,
              competitors: tuple[tuple[str, float], ...] | None = None,
-             beam: tuple[tuple[str, float], ...] | None = None, sampled: tuple[tuple[str, float], ...] | None = None,
+             beam: tuple[tuple[str, float], ...] | None = None, prompted: tuple[tuple[str, float], ...] | None = None,
              doubt: Doubt = DOUBT) -> bool:
     """Whether a word heard with ``probability`` gets the meaning-flip mark.
 
     ``competitors``: (reading, probability) pairs a second decode leaves open for the word
     (``""`` = the word left out), None when no second decode ran; a reading of the same words as
     ``text`` (any case, a number in digits or words: "10" for "ten") is not a competitor.
-    ``beam`` and ``sampled``: the third decode's readings (`engine.Word`), None where it did not run.
+    ``beam`` and ``prompted``: the third decode's readings (`engine.Word`), None where it did not run.
     """
     return suggestion(text, probability, sentence_start=sentence_start, competitors=competitors,
-                      beam=beam, sampled=sampled, doubt=doubt) is not None
+                      beam=beam, prompted=prompted, doubt=doubt) is not None
 
 
 def suggestion(text: str, probability: float, *, sentence_start: bool,
                competitors: tuple[tuple[str, float], ...] | None = None,
-               beam: tuple[tuple[str, float], ...] | None = None, sampled: tuple[tuple[str, float], ...] | None = None,
+               beam: tuple[tuple[str, float], ...] | None = None, prompted: tuple[tuple[str, float], ...] | None = None,
                slot: bool = False, doubt: Doubt = DOUBT) -> str | None:
     """The doubt of `doubtful` with what to offer: the strongest competing reading that flips the
     meaning, else the word's rival (`rival`), else ``""`` (doubtful with nothing to offer); None when
     the word is not doubtful.
 
-    The third decode's readings (``beam`` within ``doubt.beam`` of the best hypothesis, ``sampled``
-    held by at least ``doubt.sample`` of the samples) judge a word as the second decode's
+    The third decode's readings (``beam`` within ``doubt.beam`` of the best hypothesis, ``prompted``
+    within ``doubt.prompted``) judge a word as the second decode's
     competitors do, each at full weight: a meaning-flip word another reading of which is held is
     doubtful, and so is any word a reading that flips the meaning is held for.
     ``slot``: the word stands where a number or a negation is expected (`in_flip_slot`); under
@@ -192,11 +192,11 @@ def suggestion(text: str, probability: float, *, sentence_start: bool,
     second = _second_decode(text, probability, sentence_start=sentence_start, competitors=competitors, doubt=doubt)
     if second is None and slot and probability < doubt.slot:
         second = rival(text) or ""
-    if second is not None or (beam is None and sampled is None):
+    if second is not None or (beam is None and prompted is None):
         return second
     said = normalise(text)
     held = [alt for alt, gap in beam or () if gap <= doubt.beam]
-    held += [alt for alt, share in sampled or () if share >= doubt.sample]
+    held += [alt for alt, gap in prompted or () if gap <= doubt.prompted]
     held = [alt for alt in held if normalise(alt) != said and (alt or text.lower() in RIVALS)]
     flipping = [alt for alt in held if flips_meaning(alt)]
     if is_flip_word(text, sentence_start=sentence_start) and held:

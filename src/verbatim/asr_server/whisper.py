@@ -90,11 +90,14 @@ THIRD_DECODE_BELOW = 0.8
 """A window gets the third decode when one of its words has a probability under this (or a flipping
 competitor, `in_doubt`)."""
 NBEST = 5
-"""Hypotheses the third decode's beam search keeps (and its beam size)."""
-SAMPLES = 8
-"""Decodes the third decode samples."""
-SAMPLE_TEMPERATURE = 0.7
-"""Temperature of the sampled decodes (1.0 and above wander off into unrelated text on tiny.en)."""
+"""Hypotheses each beam search of the third decode keeps (and its beam size)."""
+PRIMING_PROMPTS = (
+    " Two, ten, four, five, nine, three, seven, eleven, fifty. Can't, don't, won't, didn't, isn't.",
+    " I can't take two at nine. He didn't. It isn't ten, it's four.",
+)
+"""Text given to the third decode as if said before the window, one beam search each: it primes the
+decoder for numbers and negations, so a number it heard as an unrelated word gets its reading
+("I'm out to spend with hours" → "seven hours", "is available" → "at eleven")."""
 
 
 def _whisper() -> Any:
@@ -174,37 +177,39 @@ def in_doubt(words: list[Word]) -> bool:
 
 
 def _with_third_decode(model: Any, encoded: Any, words: list[Word]) -> list[Word]:
-    """``words`` with the readings of a third decode of the same window (same encoder output):
-    the ``NBEST``-best list of a beam search and ``SAMPLES`` decodes sampled at temperature
-    ``SAMPLE_TEMPERATURE`` (seeded: the same audio gives the same readings), all without
-    timestamps and at most ``3 × words + 10`` tokens long (a sample that wanders off stops there)."""
-    import ctranslate2
+    """``words`` with the readings of a third decode of the same window (same encoder output): the
+    ``NBEST``-best list of a beam search, and the same after each of `PRIMING_PROMPTS` as the text
+    before the window, all without timestamps and at most ``3 × words + 10`` tokens long.
+
+    Deterministic (no sampling: CTranslate2's sampler draws from one generator per worker thread,
+    seeded once, so a sample would depend on what the process heard before).
+    """
     from faster_whisper.tokenizer import Tokenizer
 
     tok = Tokenizer(model.hf_tokenizer, False, task="transcribe", language="en")
-    prompt = [*tok.sot_sequence, tok.no_timestamps]
     longest = min(model.max_length, 3 * len(words) + 10)
-    beams = model.model.generate(encoded, [prompt], beam_size=NBEST, num_hypotheses=NBEST, return_scores=True,
-                                 max_length=longest)[0]
-    ctranslate2.set_random_seed(FALLBACK_SEED)
-    samples = model.model.generate(encoded, [prompt], beam_size=1, num_hypotheses=SAMPLES, sampling_topk=0,
-                                   sampling_temperature=SAMPLE_TEMPERATURE, max_length=longest)[0]
 
-    def text(ids: list[int]) -> list[str]:
-        return _parts(tok.decode([t for t in ids if t < tok.eot]))
+    def gaps(before: list[int]) -> list[dict[str, float]]:
+        prompt = [*before, *tok.sot_sequence, tok.no_timestamps]
+        found = model.model.generate(encoded, [prompt], beam_size=NBEST, num_hypotheses=NBEST, return_scores=True,
+                                     max_length=longest)[0]
+        best = max(found.scores) if found.scores else 0.0
+        out = [dict[str, float]() for _ in words]
+        for ids, score in zip(found.sequences_ids, found.scores, strict=True):
+            other = _parts(tok.decode([t for t in ids if t < tok.eot]))
+            for i, reading in hypothesis_readings(words, other):
+                out[i][reading] = min(out[i].get(reading, np.inf), round(max(0.0, best - float(score)), 4))
+        return out
 
-    best = max(beams.scores) if beams.scores else 0.0
-    gap = [dict[str, float]() for _ in words]
-    for ids, score in zip(beams.sequences_ids, beams.scores, strict=True):
-        for i, reading in hypothesis_readings(words, text(ids)):
-            gap[i][reading] = min(gap[i].get(reading, np.inf), max(0.0, best - float(score)))
-    share = [dict[str, float]() for _ in words]
-    for ids in samples.sequences_ids:
-        for i, reading in set(hypothesis_readings(words, text(ids))):
-            share[i][reading] = share[i].get(reading, 0.0) + 1.0 / SAMPLES
+    plain = gaps([])
+    primed = [dict[str, float]() for _ in words]
+    for text in PRIMING_PROMPTS:
+        for i, found in enumerate(gaps([tok.sot_prev, *tok.encode(text)])):
+            for reading, gap in found.items():
+                primed[i][reading] = min(primed[i].get(reading, np.inf), gap)
     return [replace(w, beam=tuple(sorted(g.items(), key=lambda rg: rg[1])),
-                    sampled=tuple(sorted(((r, round(p, 4)) for r, p in sh.items()), key=lambda rp: -rp[1])))
-            for w, g, sh in zip(words, gap, share, strict=True)]
+                    prompted=tuple(sorted(q.items(), key=lambda rg: rg[1])))
+            for w, g, q in zip(words, plain, primed, strict=True)]
 
 
 def hypothesis_readings(words: list[Word], other: list[str]) -> list[tuple[int, str]]:
