@@ -84,8 +84,8 @@ def test_scoring_counts_numbers_as_words() -> None:
 
 
 def test_a_sure_flip_word_with_a_competing_reading_is_marked_and_offers_it() -> None:
-    # "doesn't" heard at 0.97, but the second decode weighed "isn't" at 0.06: doubt whatever the probability.
-    words = [Word("it", 0.0, 0.2, 0.9), Word("doesn't", 0.3, 0.6, 0.97, competitors=(("isn't", 0.06),)),
+    # "doesn't" heard at 0.97, but the second decode weighed "isn't" at 0.12: doubt whatever the probability.
+    words = [Word("it", 0.0, 0.2, 0.9), Word("doesn't", 0.3, 0.6, 0.97, competitors=(("isn't", 0.12),)),
              Word("say", 0.7, 0.9, 0.95, competitors=(("for", 0.3),))]
     results = to_results(words, ["S1"] * 3)
     doesnt, say = results[1], results[2]
@@ -125,7 +125,7 @@ def test_a_reading_of_the_third_decode_marks_a_word_when_either_side_flips_the_m
                               prompted=(("seven", 0.3),), doubt=flips.Doubt(beam=0.2, prompted=0.2))
     # A meaning-flip word read otherwise (a sound-alike is enough) is doubtful; the same number
     # in digits is no other reading.
-    assert flips.suggestion("four", 0.95, sentence_start=False, competitors=(), beam=(("for", 0.1),),
+    assert flips.suggestion("four", 0.95, sentence_start=False, competitors=(), beam=(("for", 0.0),),
                             prompted=()) == "for"
     assert not flips.doubtful("four", 0.95, sentence_start=False, competitors=(), beam=(("4", 0.0),),
                               prompted=(("Four", 0.0),))
@@ -190,7 +190,7 @@ def test_a_number_competing_with_itself_in_digits_leaves_no_doubt() -> None:
     words = [Word("i", 0.0, 0.2, 0.95), Word("took", 0.3, 0.5, 0.97),
              Word("ten", 0.6, 0.8, 0.95, competitors=(("10", 0.3), ("Ten", 0.1))),
              Word("of", 0.9, 1.0, 0.95), Word("them", 1.1, 1.3, 0.95),
-             Word("at", 1.4, 1.5, 0.95), Word("4", 1.6, 1.8, 0.95, competitors=(("four", 0.4), ("five", 0.06)))]
+             Word("at", 1.4, 1.5, 0.95), Word("4", 1.6, 1.8, 0.95, competitors=(("four", 0.4), ("five", 0.12)))]
     results = to_results(words, ["S1"] * len(words))
     marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
               for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
@@ -246,7 +246,7 @@ def test_a_flip_word_is_judged_by_its_probability_alone_only_where_no_second_dec
     # judge by; a second decode that weighed nothing against it clears it (FLIP_DOUBT is lower).
     alone = [Word("at", 0.0, 0.2, 0.95), Word("nine", 0.3, 0.6, 0.7)]
     cleared = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=())]
-    doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.03),))]
+    doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.12),))]
     tags = [to_results(w, ["S1"] * 2)[1]["alternatives"][0].get("tags") for w in (alone, cleared, doubted)]
     assert tags == [[MEANING_FLIP], None, [MEANING_FLIP]]
 
@@ -255,8 +255,8 @@ def test_a_word_only_the_first_decode_heard_is_in_doubt_for_it_only_when_a_negat
     # The greedy decode left "nine" and "not" out (the "" reading): leaving out a number says
     # nothing about which number, leaving out "not" flips the sentence.
     words = [Word("it", 0.0, 0.2, 0.95, competitors=()), Word("is", 0.3, 0.4, 0.95, competitors=()),
-             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.03),)), Word("nine", 0.8, 1.0, 0.97,
-                                                                        competitors=(("", 0.03),))]
+             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.12),)), Word("nine", 0.8, 1.0, 0.97,
+                                                                        competitors=(("", 0.12),))]
     results = to_results(words, ["S1"] * 4)
     marked = [r["alternatives"][0]["content"] for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])]
     assert marked == ["not"]

@@ -18,9 +18,9 @@ decode of the same window leaves open (`whisper.recognise`: a greedy decode with
 its per-step distribution over the vocabulary — the top readings and every reading of
 `FLIP_READINGS` however far down —, and where the two decodes disagree). A meaning-flip word whose
 competitors hold at least ``ALT_DOUBT`` of the probability is doubtful however sure the first
-decode was ("doesn't" at 0.97, with "isn't" at 0.06); any other word is doubtful when a competitor
+decode was ("doesn't" at 0.97, with "isn't" at 0.12); any other word is doubtful when a competitor
 that would flip the meaning — a negation or its twin, a number, a time — holds ``PLAIN_DOUBT``
-("you" at 0.86, with "two" at 0.09), and the competitor is offered as the word's alternative. A
+("you" at 0.86, with "two" at 0.12), and the competitor is offered as the word's alternative. A
 reading of the same words is no competitor ("10" for "ten"), and the word left out (the second
 decode did not hear it) competes with a negation or its twin only.
 
@@ -51,16 +51,15 @@ from verbatim.asr_server.scoring import normalise
 
 FLIP_DOUBT = 0.5
 """Whisper word probability under which a meaning-flip word is marked doubtful (a second decode ran)."""
-ALT_DOUBT = 0.03
+ALT_DOUBT = 0.1
 """Probability a competing reading must hold (second decode) to leave a meaning-flip word in doubt."""
-PLAIN_DOUBT = 1.01
+PLAIN_DOUBT = 0.1
 """Probability a competing reading that flips the meaning must hold (second decode) to put any other
-word in doubt: over 1, off — calibrated with the third decode, whose readings mark such words ("you"
-heard for "two") with fewer wrong flags (0.02 before it)."""
-BEAM_DOUBT = 0.2
+word in doubt ("you" at 0.86 with "two" at 0.12)."""
+BEAM_DOUBT = 0.05
 """How far (mean log-probability per token) behind the best an n-best hypothesis of the third decode
 may fall and still put its reading of a word in doubt."""
-PROMPTED_DOUBT = 0.2
+PROMPTED_DOUBT = 0.5
 """The same as `BEAM_DOUBT` for the n-best lists after a priming prompt (`whisper.PRIMING_PROMPTS`)."""
 SLOT_DOUBT = 0.5
 """Word probability under which a word where a number or a negation is expected (`in_flip_slot`) is
