@@ -48,11 +48,11 @@ from verbatim.asr_server import flips  # noqa: E402
 from verbatim.asr_server.engine import Heard, hear, to_results  # noqa: E402
 from verbatim.reliability.settings import load_reliability_settings  # noqa: E402
 
-FLIP_GRID = (0.5, 0.6, 0.7, 0.8, 0.9)
-ALT_GRID = (0.01, 0.02, 0.03, 0.05, 0.1)
+FLIP_GRID = (0.5, 0.6, 0.7, 0.9)
+ALT_GRID = (0.01, 0.03, 0.05, 0.1)
 PLAIN_GRID = (0.02, 0.05, 0.1, 1.01)  # 1.01: never
-BEAM_GRID = (-1.0, 0.05, 0.1, 0.2, 0.5)  # -1: never
-PROMPTED_GRID = (-1.0, 0.05, 0.1, 0.2, 0.5, 0.75, 1.0)  # -1: never
+BEAM_GRID = (-1.0, 0.05, 0.1, 0.2)  # -1: never
+PROMPTED_GRID = (-1.0, 0.05, 0.1, 0.2, 0.5, 1.0)  # -1: never
 SLOT_GRID = (0.0, 0.5, 0.6, 0.7)  # 0: never
 
 
