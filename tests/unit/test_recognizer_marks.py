@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from verbatim.asr_server import flips
 from verbatim.asr_server.engine import Word, to_results
 from verbatim.asr_server.scoring import normalise, word_error_rate
 from verbatim.asr_server.windows import Gap
@@ -81,8 +84,8 @@ def test_scoring_counts_numbers_as_words() -> None:
 
 
 def test_a_sure_flip_word_with_a_competing_reading_is_marked_and_offers_it() -> None:
-    # "doesn't" heard at 0.97, but the second decode weighed "isn't" at 0.06: doubt whatever the probability.
-    words = [Word("it", 0.0, 0.2, 0.9), Word("doesn't", 0.3, 0.6, 0.97, competitors=(("isn't", 0.06),)),
+    # "doesn't" heard at 0.97, but the second decode weighed "isn't" at 0.12: doubt whatever the probability.
+    words = [Word("it", 0.0, 0.2, 0.9), Word("doesn't", 0.3, 0.6, 0.97, competitors=(("isn't", 0.12),)),
              Word("say", 0.7, 0.9, 0.95, competitors=(("for", 0.3),))]
     results = to_results(words, ["S1"] * 3)
     doesnt, say = results[1], results[2]
@@ -93,14 +96,69 @@ def test_a_sure_flip_word_with_a_competing_reading_is_marked_and_offers_it() -> 
 
 
 def test_an_ordinary_word_a_number_competes_with_is_marked_and_a_faint_competitor_is_not() -> None:
+    # The second decode's rule for ordinary words (off in the calibrated thresholds, where the third
+    # decode judges them) at the 0.02 it had.
     words = [Word("i", 0.0, 0.2, 0.9), Word("took", 0.3, 0.5, 0.99),
              Word("you", 0.6, 0.8, 0.86, competitors=(("two", 0.09), ("to", 0.03))),
              Word("of", 0.9, 1.0, 0.45, competitors=(("off", 0.17),)),
              Word("can't", 1.1, 1.3, 0.98, competitors=(("can", 0.009),))]
-    results = to_results(words, ["S1"] * 5)
-    marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
-              for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
-    assert marked == {"you": ["two"]}
+    for doubt, expected in ((flips.Doubt(plain=0.02), {"you": ["two"]}), (flips.DOUBT, {})):
+        results = to_results(words, ["S1"] * 5, doubt=doubt)
+        marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
+                  for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
+        assert marked == expected
+
+
+def test_a_reading_of_the_third_decode_marks_a_word_when_either_side_flips_the_meaning() -> None:
+    # "with" heard for "seven": after the priming prompt an n-best hypothesis close behind the best
+    # reads "seven" there; the plain n-best list reads "without" (a flip reading for neither word:
+    # no mark on its own).
+    with_ = Word("with", 0.6, 0.8, 0.9, competitors=(), beam=(("without", 0.05),), prompted=(("seven", 0.02),))
+    words = [Word("i", 0.0, 0.2, 0.9, competitors=(), beam=(), prompted=()),
+             Word("spend", 0.3, 0.5, 0.9, competitors=(), beam=(), prompted=()), with_]
+    marked = to_results(words, ["S1"] * 3)[2]
+    assert MEANING_FLIP in marked["alternatives"][0]["tags"]
+    assert [a["content"] for a in marked["alternatives"]] == ["with", "seven"]
+    assert "tags" not in to_results([*words[:2], replace(with_, prompted=())], ["S1"] * 3)[2]["alternatives"][0]
+    # A reading held only by a hypothesis far behind its search's best is no doubt.
+    assert not flips.doubtful("with", 0.9, sentence_start=False, competitors=(), beam=(("seven", 0.9),),
+                              prompted=(("seven", 0.3),), doubt=flips.Doubt(beam=0.2, prompted=0.2))
+    # A meaning-flip word read otherwise (a sound-alike is enough) is doubtful; the same number
+    # in digits is no other reading.
+    assert flips.suggestion("four", 0.95, sentence_start=False, competitors=(), beam=(("for", 0.0),),
+                            prompted=()) == "for"
+    assert not flips.doubtful("four", 0.95, sentence_start=False, competitors=(), beam=(("4", 0.0),),
+                              prompted=(("Four", 0.0),))
+
+
+def test_another_hypothesis_is_aligned_word_by_word_to_the_first_decode() -> None:
+    from verbatim.asr_server.whisper import hypothesis_readings
+
+    first = _words("he did it hit me last week")
+    # "didn't" for both of "did it"; nothing where "week" was.
+    assert hypothesis_readings(first, ["He", "didn't", "hit", "me", "last"]) == [(1, "didn't"), (2, "didn't"),
+                                                                                  (6, "")]
+    # A word only the other holds is a reading of its neighbours.
+    assert hypothesis_readings(first[:3], ["he", "did", "not", "it"]) == [(1, "not"), (2, "not")]
+    assert hypothesis_readings(first, [w.text for w in first]) == []
+
+
+def test_a_doubtful_word_where_a_number_or_negation_is_expected_is_marked() -> None:
+    # "at high on Thursday" for "at nine": no decode gave "nine" any weight, but "high" stands where
+    # a time is expected and was heard at 0.44.
+    def tagged(text: str, confidence: float) -> list[str]:
+        words = [Word(w, i * 0.4, i * 0.4 + 0.3, 0.95, competitors=()) for i, w in enumerate(text.split())]
+        words = [replace(w, confidence=confidence) if w.text == "high" else w for w in words]
+        results = to_results(words, ["S1"] * len(words))
+        return [r["alternatives"][0]["content"] for r in results
+                if MEANING_FLIP in r["alternatives"][0].get("tags", [])]
+
+    assert tagged("we meet at high on thursday", 0.44) == ["high"]
+    assert tagged("we meet at high on thursday", 0.9) == []  # sure: no mark
+    assert tagged("we meet high on thursday", 0.44) == []  # no number expected
+    assert tagged("we did high things", 0.44) == ["high"]  # "didn't" heard as "did" + a word
+    assert tagged("take high pills", 0.44) == ["high"]
+    assert flips.in_flip_slot("About", None) and not flips.in_flip_slot(None, "home")
 
 
 def test_the_second_decode_aligns_word_by_word_and_its_disagreements_compete() -> None:
@@ -132,7 +190,7 @@ def test_a_number_competing_with_itself_in_digits_leaves_no_doubt() -> None:
     words = [Word("i", 0.0, 0.2, 0.95), Word("took", 0.3, 0.5, 0.97),
              Word("ten", 0.6, 0.8, 0.95, competitors=(("10", 0.3), ("Ten", 0.1))),
              Word("of", 0.9, 1.0, 0.95), Word("them", 1.1, 1.3, 0.95),
-             Word("at", 1.4, 1.5, 0.95), Word("4", 1.6, 1.8, 0.95, competitors=(("four", 0.4), ("five", 0.06)))]
+             Word("at", 1.4, 1.5, 0.95), Word("4", 1.6, 1.8, 0.95, competitors=(("four", 0.4), ("five", 0.12)))]
     results = to_results(words, ["S1"] * len(words))
     marked = {r["alternatives"][0]["content"]: [a["content"] for a in r["alternatives"][1:]]
               for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])}
@@ -188,7 +246,7 @@ def test_a_flip_word_is_judged_by_its_probability_alone_only_where_no_second_dec
     # judge by; a second decode that weighed nothing against it clears it (FLIP_DOUBT is lower).
     alone = [Word("at", 0.0, 0.2, 0.95), Word("nine", 0.3, 0.6, 0.7)]
     cleared = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=())]
-    doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.02),))]
+    doubted = [Word("at", 0.0, 0.2, 0.95, competitors=()), Word("nine", 0.3, 0.6, 0.7, competitors=(("five", 0.12),))]
     tags = [to_results(w, ["S1"] * 2)[1]["alternatives"][0].get("tags") for w in (alone, cleared, doubted)]
     assert tags == [[MEANING_FLIP], None, [MEANING_FLIP]]
 
@@ -197,8 +255,19 @@ def test_a_word_only_the_first_decode_heard_is_in_doubt_for_it_only_when_a_negat
     # The greedy decode left "nine" and "not" out (the "" reading): leaving out a number says
     # nothing about which number, leaving out "not" flips the sentence.
     words = [Word("it", 0.0, 0.2, 0.95, competitors=()), Word("is", 0.3, 0.4, 0.95, competitors=()),
-             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.03),)), Word("nine", 0.8, 1.0, 0.97,
-                                                                        competitors=(("", 0.03),))]
+             Word("not", 0.5, 0.7, 0.97, competitors=(("", 0.12),)), Word("nine", 0.8, 1.0, 0.97,
+                                                                        competitors=(("", 0.12),))]
     results = to_results(words, ["S1"] * 4)
     marked = [r["alternatives"][0]["content"] for r in results if MEANING_FLIP in r["alternatives"][0].get("tags", [])]
     assert marked == ["not"]
+
+
+def test_only_a_window_already_in_doubt_gets_the_third_decode() -> None:
+    from verbatim.asr_server.whisper import THIRD_DECODE_BELOW, in_doubt
+
+    sure = [Word("i", 0.0, 0.2, 0.95, competitors=()), Word("slept", 0.3, 0.5, 0.9, competitors=(("slipped", 0.2),))]
+    assert not in_doubt(sure)
+    assert in_doubt([sure[0], replace(sure[1], confidence=THIRD_DECODE_BELOW - 0.01)])
+    # A competitor that would flip the meaning, however faint; the same word in capitals is none.
+    assert in_doubt([sure[0], replace(sure[1], competitors=(("seven", 0.004),))])
+    assert not in_doubt([replace(sure[0], competitors=(("I", 0.3),)), sure[1]])

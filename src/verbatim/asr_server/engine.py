@@ -86,6 +86,11 @@ class Word:
     ``competitors``: (reading, probability) pairs a second decode left open for the word ("" = the
     word left out), judged by `flips.suggestion`; None when there was no second decode (an empty
     tuple: there was one, and it left nothing open).
+    ``beam``: readings the third decode's n-best list holds in the word's place, (reading, how far
+    the best hypothesis holding it falls behind the best of all, in mean log-probability per
+    token, >= 0); ``prompted``: the same for its n-best lists after a priming prompt
+    (`whisper.PRIMING_PROMPTS`). Both None where no third decode ran (`whisper`: only windows
+    already in doubt).
     """
 
     text: str
@@ -94,6 +99,8 @@ class Word:
     confidence: float
     stop: str = ""
     competitors: tuple[tuple[str, float], ...] | None = None
+    beam: tuple[tuple[str, float], ...] | None = None
+    prompted: tuple[tuple[str, float], ...] | None = None
 
 
 def recognise(audio: np.ndarray, spans: list[vad.Span]) -> list[Word]:
@@ -376,8 +383,10 @@ def to_results(words: list[Word], speakers: list[str], language: str = "en",
         item = _item("word", w.start_s, w.end_s, text, w.confidence, language, spk)
         if unsure is not None and unsure[i]:
             item["alternatives"][0]["tags"] = [SPEAKER_UNCERTAIN]
+        slot = flips.in_flip_slot(words[i - 1].text if i and not sentence_start else None,
+                                  words[i + 1].text if i + 1 < len(words) else None)
         other = flips.suggestion(w.text, w.confidence, sentence_start=sentence_start, competitors=w.competitors,
-                                 doubt=doubt)
+                                 beam=w.beam, prompted=w.prompted, slot=slot, doubt=doubt)
         if other is not None:
             # A doubtful negation, number, time or name, or a word a flipping reading competes with:
             # marked whatever the global threshold.
