@@ -437,7 +437,10 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     question) when it answers one; ``quote`` is the client's words as said. A denial: the same,
     for a topic denied (``question`` when denied when asked). ``family_history``: another
     person's suicide or self-harm, same shape. ``checked``: the sentence a note shows when there
-    is no flag (``NOTHING_DETECTED``), present only then. Clinician speech is never flagged.
+    is no flag (``NOTHING_DETECTED``), present only then. Clinician speech is never flagged —
+    but a clinician-labelled turn marked ``speaker_uncertain`` (the recognizer could not tell whose
+    voice it was) is read as the client's, and a flag or denial on any uncertain turn carries
+    ``"speaker_uncertain": true`` and says so in its ``reason``.
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -449,6 +452,10 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
+            if any(u.speaker_uncertain for u in turn):
+                # The recognizer could not tell whose voice this was: it may be the client's words
+                # under the clinician's label. Read it as the client's, flagged for the clinician to check.
+                found += _read_uncertain_clinician_turn(turn, raw)
             pending = _asks(turn, pending, recent)
             recent = (recent + [pending.topic])[-3:] if pending else recent[-3:]
             continue
@@ -460,6 +467,9 @@ def flags(items: list[Unit]) -> dict[str, Any]:
         if pending is not None and first.position == pending.position + 1:
             question, topic, inverted = pending.question, pending.topic, pending.inverted
         t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
+        if any(u.speaker_uncertain for u in turn):
+            t_flags = [_uncertain(f) for f in t_flags]
+            t_denials = [_uncertain(d) for d in t_denials]
         found += t_flags
         denied += t_denials
         family += t_family
@@ -586,6 +596,36 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
             denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
     return list(flagged.values()), list(denials.values()), family, None
+
+
+UNCERTAIN_SPEAKER_NOTE = "speaker uncertain: check who said it"
+"""Added to the reason of a flag or denial on a turn marked ``speaker_uncertain``."""
+
+
+def _uncertain(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` marked as on a turn whose speaker the recognizer could not tell apart."""
+    return {**entry, "reason": f"{entry['reason']} ({UNCERTAIN_SPEAKER_NOTE})", "speaker_uncertain": True}
+
+
+def _read_uncertain_clinician_turn(turn: list[Unit], raw: dict[int, str]) -> Entries:
+    """Flags on a clinician-labelled turn marked ``speaker_uncertain``, read as if the client said it.
+
+    Its questions are skipped (a screening question is the clinician's whatever the label), and
+    so are denials and other people's history: only a disclosure is worth the clinician's check.
+    A turn confidently the clinician's never comes here.
+    """
+    flagged: dict[str, dict[str, Any]] = {}
+    for unit in turn:
+        if _is_question(unit) or asking(unit.text):
+            continue
+        for f in read(unit.text):
+            if f.other_person or f.negated or f.category in flagged:
+                continue
+            when = " (in the past)" if f.past else ""
+            reason = f'{f.kind}{when}: "{f.words}", on a turn labelled the clinician\'s'
+            flagged[f.category] = _uncertain(_entry(f.category, f.kind, reason, unit, raw.get(unit.order, unit.text),
+                                                    None))
+    return list(flagged.values())
 
 
 #: kinds of flag a lexicon finding in the same turn replaces (its words are the better quote)
