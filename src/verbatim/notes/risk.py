@@ -371,6 +371,25 @@ def _is_question(unit: Unit) -> bool:
     return unit.question or asking(unit.text)
 
 
+_YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'd|you'll|ya|u)\b")
+_FIRST_PERSON = {"your": "my", "yours": "mine", "yourself": "myself", "you're": "i'm", "you've": "i've",
+                 "you'd": "i'd", "you'll": "i'll"}
+#: a "you" after one of these is the object ("is anyone hurting you" → "hurting me"), else the subject
+_OBJECT_AFTER = re.compile(r"(?:\w+ing|\w+ed|hit|hurt|to|with|at|for|on|from|about|touch|make|made|call|told|tell|"
+                           r"give|gave|leave|left|push|shove|threaten|force|scare|let|keep|kept|against|toward|towards)$")
+
+
+def mirrored(question: str) -> str:
+    """A normalised question in the first person, as the client would say it: "have you harmed
+    yourself" → "have i harmed myself", "is anyone hurting you" → "is anyone hurting me"."""
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(1)
+        if word in _FIRST_PERSON:
+            return _FIRST_PERSON[word]
+        return "me" if _OBJECT_AFTER.search(question[: m.start()].rstrip()) else "i"
+    return _YOU.sub(swap, question)
+
+
 def question_topic(sentences: list[str]) -> frozenset[str]:
     """Categories a clinician's turn asks about: its questions, and for a question that refers back
     ("Have you had thoughts like that?") the sentences before it in the same turn."""
@@ -382,6 +401,10 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
             text = " ".join(normalise(x) for x in sentences[: i + 1])
         asked = {c for c, p in QUESTION.items() if p.search(text)}
+        # The question read from the client's side ("do you think about dying" → "do i think about
+        # dying"): whatever the detector would read in the client's words is what the question asks
+        # about, so every phrase and frame is also a screening question's wording.
+        asked |= {f.category for f in read(mirrored(text)) if not f.other_person}
         if QUESTION_LOOKALIKE.search(text):
             asked -= {"self_harm"}  # "did you hurt yourself when you fell?" asks about an accident
         cats |= asked
@@ -572,10 +595,11 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
     context = set(topic)
     kin: set[str] = set()
-    for unit in spoken[start:] if question is not None else spoken:
+    reading = spoken[start:] if question is not None else spoken
+    for n, unit in enumerate(reading):
         if _clarifying(unit):
             continue
-        for f in read(unit.text, frozenset(context), frozenset(kin)):
+        for f in read(_with_fragment(unit, reading[n + 1:]), frozenset(context), frozenset(kin)):
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
                 kin.add(f.category)
@@ -626,6 +650,21 @@ def _read_uncertain_clinician_turn(turn: list[Unit], raw: dict[int, str]) -> Ent
             flagged[f.category] = _uncertain(_entry(f.category, f.kind, reason, unit, raw.get(unit.order, unit.text),
                                                     None))
     return list(flagged.values())
+
+
+#: a sentence this short after another finishes it ("I've been thinking about checking out. Like,
+#: permanently." — "I cut my arm. On purpose."): the two are read as one
+FRAGMENT_TOKENS = 4
+
+
+def _with_fragment(unit: Unit, rest: list[Unit]) -> str:
+    """``unit``'s sentence, with the next one joined on when that is only a fragment (``FRAGMENT_TOKENS``)."""
+    if not rest or _is_question(rest[0]) or _is_question(unit):
+        return unit.text
+    fragment = READING["LEAD_FILLER"].sub("", normalise(rest[0].text))
+    if not 0 < len(_tokens(fragment)) <= FRAGMENT_TOKENS or answer(fragment) in ("yes", "no"):
+        return unit.text
+    return unit.text.rstrip(" .!…") + " " + fragment.strip(" ,")
 
 
 #: kinds of flag a lexicon finding in the same turn replaces (its words are the better quote)
