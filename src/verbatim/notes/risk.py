@@ -111,7 +111,8 @@ _THEM = frozenset(re.findall(r"\S+", """
 he she they he's she's they're they've he'd she'd his their mom mum mother dad father brother sister uncle aunt
 cousin grandma grandpa grandmother grandfather nan son daughter wife husband partner boyfriend girlfriend friend
 friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
-coworker classmate parents family someone somebody people patient student
+coworker classmate parents family someone somebody people patient student man woman guy girl boy lady bloke
+character person
 """))
 
 
@@ -167,7 +168,7 @@ _FILLERS = (
     (re.compile(r"\b(i|we|he|she|they) just (?=(?:was|were|am|wasn't|weren't|feel|felt|wish|wished|want|wanted|"
                 r"don't|can't|couldn't)\b)"), r"\1 "),
     # "a part of me wants to die": the client's own wish, said in the third person
-    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
+    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )*"
                 r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
 )
 
@@ -657,12 +658,19 @@ def _read_uncertain_clinician_turn(turn: list[Unit], raw: dict[int, str]) -> Ent
 FRAGMENT_TOKENS = 4
 
 
+#: a sentence that opens like a dependent clause ("Just in case I go through with it.") finishes the one before
+_SUBORDINATE = re.compile(r"(?:just |only )?(?:in case|for when|for after|so that|so they|so nobody|so no one|"
+                          r"when i'm gone|after i'm gone|once i'm gone|and i mean|i mean (?:for good|permanently|forever))\b")
+
+
 def _with_fragment(unit: Unit, rest: list[Unit]) -> str:
     """``unit``'s sentence, with the next one joined on when that is only a fragment (``FRAGMENT_TOKENS``)."""
     if not rest or _is_question(rest[0]) or _is_question(unit):
         return unit.text
     fragment = READING["LEAD_FILLER"].sub("", normalise(rest[0].text))
-    if not 0 < len(_tokens(fragment)) <= FRAGMENT_TOKENS or answer(fragment) in ("yes", "no"):
+    if answer(fragment) in ("yes", "no"):
+        return unit.text
+    if not 0 < len(_tokens(fragment)) <= FRAGMENT_TOKENS and not _SUBORDINATE.match(fragment):
         return unit.text
     return unit.text.rstrip(" .!…") + " " + fragment.strip(" ,")
 
