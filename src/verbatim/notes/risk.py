@@ -433,8 +433,21 @@ def answer(text: str) -> str | None:
     if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never)\b", head):
         return "yes"
     if READING["NO"].search(t):
+        # "No... well, last night I did.": the denial taken back in the same breath is a yes
+        corrected = _SELF_CORRECTION.search(t)
+        if corrected is not None:
+            return "past" if _LONG_AGO.search(t[corrected.start():]) else "yes"
         return "no"
     return None
+
+
+#: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once")
+_SELF_CORRECTION = re.compile(
+    r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
+    r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|once|twice|"
+    r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
+_LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
+                       r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
 
 def _bare(text: str) -> bool:
@@ -572,6 +585,13 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
+        if verdict == "no" and start + 1 < len(spoken) and _SELF_CORRECTION.match(
+                READING["LEAD_FILLER"].sub("", normalise(spoken[start + 1].text))):
+            # "No. Well, sometimes at night I do.": the next sentence takes the denial back
+            joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[start + 1].text
+            if answer(joined) in ("yes", "past"):
+                start += 1
+                verdict = answer(joined)
         if inverted and verdict is None:
             # "I feel safe, yeah." / "I'm scared of him." to a safety question
             said_ = normalise(spoken[start].text)
