@@ -680,7 +680,8 @@ FRAGMENT_TOKENS = 4
 
 #: a sentence that opens like a dependent clause ("Just in case I go through with it.") finishes the one before
 _SUBORDINATE = re.compile(r"(?:just |only )?(?:in case|for when|for after|so that|so they|so nobody|so no one|"
-                          r"when i'm gone|after i'm gone|once i'm gone|and i mean|i mean (?:for good|permanently|forever))\b")
+                          r"when i'm gone|after i'm gone|once i'm gone|and i mean|"
+                          r"i mean (?:for good|permanently|forever))\b")
 
 
 def _with_fragment(unit: Unit, rest: list[Unit]) -> str:
