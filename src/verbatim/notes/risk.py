@@ -586,7 +586,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             start += 1
             verdict = answer(spoken[start].text)
         if verdict == "no" and start + 1 < len(spoken) and _SELF_CORRECTION.match(
-                READING["LEAD_FILLER"].sub("", normalise(spoken[start + 1].text))):
+                re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", normalise(spoken[start + 1].text))):
             # "No. Well, sometimes at night I do.": the next sentence takes the denial back
             joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[start + 1].text
             if answer(joined) in ("yes", "past"):
