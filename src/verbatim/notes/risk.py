@@ -585,13 +585,16 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
-        if verdict == "no" and start + 1 < len(spoken) and _SELF_CORRECTION.match(
-                re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", normalise(spoken[start + 1].text))):
-            # "No. Well, sometimes at night I do.": the next sentence takes the denial back
-            joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[start + 1].text
-            if answer(joined) in ("yes", "past"):
-                start += 1
-                verdict = answer(joined)
+        for later in range(start + 1, min(start + 3, len(spoken))) if verdict == "no" else ():
+            # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
+            # right after the denial takes it back
+            if _SELF_CORRECTION.match(re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "",
+                                             normalise(spoken[later].text))):
+                joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
+                if answer(joined) in ("yes", "past"):
+                    verdict = answer(joined)
+                    start = later
+                break
         if inverted and verdict is None:
             # "I feel safe, yeah." / "I'm scared of him." to a safety question
             said_ = normalise(spoken[start].text)
