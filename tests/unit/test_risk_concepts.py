@@ -97,3 +97,14 @@ def test_concept_frames_for_neglect_abuse_and_means(text: str, category: str) ->
 ])
 def test_concept_frames_spare_literal_uses(text: str) -> None:
     assert categories_in(text) == []
+
+
+def test_a_clinicians_bare_any_is_a_question_and_its_denial_is_shown() -> None:
+    risk = check(("therapist", "any self harm this week"), ("client", "not really no. i've been doing better"))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"self_harm"}
+    risk = check(("therapist", "Growing up, were there times you went without food or weren't looked after?"),
+                 ("client", "No, we always had food and that."))
+    assert cats(risk["denials"]) == {"neglect"}
+    # a client's "anything…" is a statement, not a question back
+    assert cats(check(("client", "Anything to make it stop. I took the whole bottle of my pills."))["flags"]) == {
+        "suicide"}

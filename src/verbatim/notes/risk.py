@@ -355,21 +355,26 @@ _INTERROGATIVE = re.compile(
     r"i need to ask|i want to ask|i'm going to ask|i'll ask)[\s,]+)*(?:have|has|had|do|does|did|are|is|was|were|"
     r"would|will|could|can|any|anything|anyone|anybody|how|what|when|where|who|why|which|ever|been)\b"
     r"(?=.*\b(?:you|your|yourself|anyone|anybody|someone|somebody|u)\b)")
+#: a clinician's bare "any …" ("any self harm this week", "and any thoughts of suicide"): a question in
+#: speech, though it names nobody (a client's "anything to make it stop" is not one)
+_BARE_ANY = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|then)[\s,]+)*(?:any|anything)\b"
+                       r"(?! (?:way|time|more|longer)\b)")
 
 
-def asking(sentence: str) -> bool:
+def asking(sentence: str, clinician: bool = False) -> bool:
     """Whether a sentence is a question: its question mark, or (with no end punctuation) its
-    interrogative shape (``_INTERROGATIVE``)."""
+    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY``)."""
     text = sentence.rstrip()
     if text.endswith("?"):
         return True
     if not text or not (text[-1].isalnum() or text[-1] == "'"):
         return False
-    return bool(_INTERROGATIVE.search(normalise(text)))
+    said_ = normalise(text)
+    return bool(_INTERROGATIVE.search(said_) or (clinician and _BARE_ANY.search(said_)))
 
 
 def _is_question(unit: Unit) -> bool:
-    return unit.question or asking(unit.text)
+    return unit.question or asking(unit.text, clinician=unit.role == CLINICIAN)
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'd|you'll|ya|u)\b")
@@ -396,7 +401,7 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
     ("Have you had thoughts like that?") the sentences before it in the same turn."""
     cats: set[str] = set()
     for i, s in enumerate(sentences):
-        if not asking(s):
+        if not asking(s, clinician=True):
             continue
         text = normalise(s)
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
