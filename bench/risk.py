@@ -6,7 +6,8 @@ one JSON object. Asserts nothing.
 
 ``--items FILE`` (default ``bench/data/risk_items.json``, the set the rules were tuned on; the
 held-out ``bench/data/risk_holdout5.json`` … ``risk_holdout8.json`` were never tuned on —
-``risk_holdout8.json`` was written after the rules it was scored on, see the README):
+``risk_holdout8.json`` was written after the rules it was scored on; session 31 used 5–8 as
+development data and wrote ``risk_holdout9.json`` before its rules, see the README):
 a JSON list of ``{"id", "speaker": "client"|"therapist", "text", "context"?: [{"speaker",
 "text"}], "label": "suicide"|"self_harm"|"harm_to_others"|"abuse"|"neglect"|"none",
 "denied": bool}``; other keys are ignored. Each item becomes a tiny transcript — its context

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verbatim.notes import text as tx
+from verbatim.recognizer.turns import SPEAKER_UNCERTAIN
 
 GAP = re.compile(r"[\[(](?:inaudible|unintelligible|crosstalk|indiscernible)[^\])]*[\])]", re.I)
 CLINICIAN = "clinician"
@@ -35,6 +36,8 @@ class Unit:
     segment_text: str
     #: the sentence as said (``text`` is it without disfluencies): what a quote of it holds
     said: str = ""
+    #: its segment is marked ``speaker_uncertain``: the recognizer could not tell whose voice it was
+    speaker_uncertain: bool = False
 
     @property
     def question(self) -> bool:
@@ -49,9 +52,10 @@ class Unit:
 def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "therapist") -> list[Unit]:
     """The sentences of ``client_id``'s own record, in order; other participants' turns are skipped.
 
-    ``segments``: ``[{id, speaker, start_s, end_s, text}]``; ``speaker`` is ``clinician`` (the
-    therapist), ``client_id``, or anyone else (skipped). Segments without an id (published
-    before ids existed) get ``seg-{n}`` by position, which is what publishing assigns.
+    ``segments``: ``[{id, speaker, start_s, end_s, text, marks?}]``; ``speaker`` is ``clinician``
+    (the therapist), ``client_id``, or anyone else (skipped). Segments without an id (published
+    before ids existed) get ``seg-{n}`` by position, which is what publishing assigns. A segment
+    whose ``marks`` hold ``speaker_uncertain`` gives units with ``speaker_uncertain`` set.
     """
     out: list[Unit] = []
     for n, seg in enumerate(segments):
@@ -63,6 +67,7 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
         else:
             continue
         whole = tx.tidy(str(seg.get("text", "")))
+        uncertain = SPEAKER_UNCERTAIN in (seg.get("marks") or ())
         for said in tx.sentences(whole):
             # A gap the recognizer marked ([inaudible]) is never quoted, cited or risk-checked: its
             # sentence is left out; the segment's other sentences stand.
@@ -72,7 +77,7 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
             if not sentence:
                 continue
             out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),
-                            float(seg["end_s"]), sentence, GAP.sub("…", whole), said))
+                            float(seg["end_s"]), sentence, GAP.sub("…", whole), said, uncertain))
     return out
 
 

@@ -111,7 +111,8 @@ _THEM = frozenset(re.findall(r"\S+", """
 he she they he's she's they're they've he'd she'd his their mom mum mother dad father brother sister uncle aunt
 cousin grandma grandpa grandmother grandfather nan son daughter wife husband partner boyfriend girlfriend friend
 friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
-coworker classmate parents family someone somebody people patient student
+coworker classmate parents family someone somebody people patient student man woman guy girl boy lady bloke
+character person
 """))
 
 
@@ -167,7 +168,7 @@ _FILLERS = (
     (re.compile(r"\b(i|we|he|she|they) just (?=(?:was|were|am|wasn't|weren't|feel|felt|wish|wished|want|wanted|"
                 r"don't|can't|couldn't)\b)"), r"\1 "),
     # "a part of me wants to die": the client's own wish, said in the third person
-    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )?"
+    (re.compile(r"\b(?:a |some |the )?(?:part|bit|side) of me (?:that |just |really |kind of )*"
                 r"(want|wish|hope|think|feel|keep|wonder|need)(?:s|es)\b"), r"i \1"),
 )
 
@@ -354,21 +355,45 @@ _INTERROGATIVE = re.compile(
     r"i need to ask|i want to ask|i'm going to ask|i'll ask)[\s,]+)*(?:have|has|had|do|does|did|are|is|was|were|"
     r"would|will|could|can|any|anything|anyone|anybody|how|what|when|where|who|why|which|ever|been)\b"
     r"(?=.*\b(?:you|your|yourself|anyone|anybody|someone|somebody|u)\b)")
+#: a clinician's bare "any …" ("any self harm this week", "and any thoughts of suicide"): a question in
+#: speech, though it names nobody (a client's "anything to make it stop" is not one)
+_BARE_ANY = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|then)[\s,]+)*(?:any|anything)\b"
+                       r"(?! (?:way|time|more|longer)\b)")
 
 
-def asking(sentence: str) -> bool:
+def asking(sentence: str, clinician: bool = False) -> bool:
     """Whether a sentence is a question: its question mark, or (with no end punctuation) its
-    interrogative shape (``_INTERROGATIVE``)."""
+    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY``)."""
     text = sentence.rstrip()
     if text.endswith("?"):
         return True
     if not text or not (text[-1].isalnum() or text[-1] == "'"):
         return False
-    return bool(_INTERROGATIVE.search(normalise(text)))
+    said_ = normalise(text)
+    return bool(_INTERROGATIVE.search(said_) or (clinician and _BARE_ANY.search(said_)))
 
 
 def _is_question(unit: Unit) -> bool:
-    return unit.question or asking(unit.text)
+    return unit.question or asking(unit.text, clinician=unit.role == CLINICIAN)
+
+
+_YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'd|you'll|ya|u)\b")
+_FIRST_PERSON = {"your": "my", "yours": "mine", "yourself": "myself", "you're": "i'm", "you've": "i've",
+                 "you'd": "i'd", "you'll": "i'll"}
+#: a "you" after one of these is the object ("is anyone hurting you" → "hurting me"), else the subject
+_OBJECT_AFTER = re.compile(r"(?:\w+ing|\w+ed|hit|hurt|to|with|at|for|on|from|about|touch|make|made|call|told|tell|"
+                           r"give|gave|leave|left|push|shove|threaten|force|scare|let|keep|kept|against|toward|towards)$")
+
+
+def mirrored(question: str) -> str:
+    """A normalised question in the first person, as the client would say it: "have you harmed
+    yourself" → "have i harmed myself", "is anyone hurting you" → "is anyone hurting me"."""
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(1)
+        if word in _FIRST_PERSON:
+            return _FIRST_PERSON[word]
+        return "me" if _OBJECT_AFTER.search(question[: m.start()].rstrip()) else "i"
+    return _YOU.sub(swap, question)
 
 
 def question_topic(sentences: list[str]) -> frozenset[str]:
@@ -376,12 +401,16 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
     ("Have you had thoughts like that?") the sentences before it in the same turn."""
     cats: set[str] = set()
     for i, s in enumerate(sentences):
-        if not asking(s):
+        if not asking(s, clinician=True):
             continue
         text = normalise(s)
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
             text = " ".join(normalise(x) for x in sentences[: i + 1])
         asked = {c for c, p in QUESTION.items() if p.search(text)}
+        # The question read from the client's side ("do you think about dying" → "do i think about
+        # dying"): whatever the detector would read in the client's words is what the question asks
+        # about, so every phrase and frame is also a screening question's wording.
+        asked |= {f.category for f in read(mirrored(text)) if not f.other_person}
         if QUESTION_LOOKALIKE.search(text):
             asked -= {"self_harm"}  # "did you hurt yourself when you fell?" asks about an accident
         cats |= asked
@@ -409,8 +438,21 @@ def answer(text: str) -> str | None:
     if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never)\b", head):
         return "yes"
     if READING["NO"].search(t):
+        # "No... well, last night I did.": the denial taken back in the same breath is a yes
+        corrected = _SELF_CORRECTION.search(t)
+        if corrected is not None:
+            return "past" if _LONG_AGO.search(t[corrected.start():]) else "yes"
         return "no"
     return None
+
+
+#: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once")
+_SELF_CORRECTION = re.compile(
+    r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
+    r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|once|twice|"
+    r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
+_LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
+                       r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
 
 def _bare(text: str) -> bool:
@@ -437,7 +479,10 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     question) when it answers one; ``quote`` is the client's words as said. A denial: the same,
     for a topic denied (``question`` when denied when asked). ``family_history``: another
     person's suicide or self-harm, same shape. ``checked``: the sentence a note shows when there
-    is no flag (``NOTHING_DETECTED``), present only then. Clinician speech is never flagged.
+    is no flag (``NOTHING_DETECTED``), present only then. Clinician speech is never flagged —
+    but a clinician-labelled turn marked ``speaker_uncertain`` (the recognizer could not tell whose
+    voice it was) is read as the client's, and a flag or denial on any uncertain turn carries
+    ``"speaker_uncertain": true`` and says so in its ``reason``.
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -449,6 +494,10 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
+            if any(u.speaker_uncertain for u in turn):
+                # The recognizer could not tell whose voice this was: it may be the client's words
+                # under the clinician's label. Read it as the client's, flagged for the clinician to check.
+                found += _read_uncertain_clinician_turn(turn, raw)
             pending = _asks(turn, pending, recent)
             recent = (recent + [pending.topic])[-3:] if pending else recent[-3:]
             continue
@@ -460,6 +509,9 @@ def flags(items: list[Unit]) -> dict[str, Any]:
         if pending is not None and first.position == pending.position + 1:
             question, topic, inverted = pending.question, pending.topic, pending.inverted
         t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
+        if any(u.speaker_uncertain for u in turn):
+            t_flags = [_uncertain(f) for f in t_flags]
+            t_denials = [_uncertain(d) for d in t_denials]
         found += t_flags
         denied += t_denials
         family += t_family
@@ -538,6 +590,16 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
+        for later in range(start + 1, min(start + 3, len(spoken))) if verdict == "no" else ():
+            # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
+            # right after the denial takes it back
+            if _SELF_CORRECTION.match(re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "",
+                                             normalise(spoken[later].text))):
+                joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
+                if answer(joined) in ("yes", "past"):
+                    verdict = answer(joined)
+                    start = later
+                break
         if inverted and verdict is None:
             # "I feel safe, yeah." / "I'm scared of him." to a safety question
             said_ = normalise(spoken[start].text)
@@ -562,10 +624,11 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
     context = set(topic)
     kin: set[str] = set()
-    for unit in spoken[start:] if question is not None else spoken:
+    reading = spoken[start:] if question is not None else spoken
+    for n, unit in enumerate(reading):
         if _clarifying(unit):
             continue
-        for f in read(unit.text, frozenset(context), frozenset(kin)):
+        for f in read(_with_fragment(unit, reading[n + 1:]), frozenset(context), frozenset(kin)):
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
                 kin.add(f.category)
@@ -586,6 +649,59 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
             denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
     return list(flagged.values()), list(denials.values()), family, None
+
+
+UNCERTAIN_SPEAKER_NOTE = "speaker uncertain: check who said it"
+"""Added to the reason of a flag or denial on a turn marked ``speaker_uncertain``."""
+
+
+def _uncertain(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` marked as on a turn whose speaker the recognizer could not tell apart."""
+    return {**entry, "reason": f"{entry['reason']} ({UNCERTAIN_SPEAKER_NOTE})", "speaker_uncertain": True}
+
+
+def _read_uncertain_clinician_turn(turn: list[Unit], raw: dict[int, str]) -> Entries:
+    """Flags on a clinician-labelled turn marked ``speaker_uncertain``, read as if the client said it.
+
+    Its questions are skipped (a screening question is the clinician's whatever the label), and
+    so are denials and other people's history: only a disclosure is worth the clinician's check.
+    A turn confidently the clinician's never comes here.
+    """
+    flagged: dict[str, dict[str, Any]] = {}
+    for unit in turn:
+        if _is_question(unit) or asking(unit.text):
+            continue
+        for f in read(unit.text):
+            if f.other_person or f.negated or f.category in flagged:
+                continue
+            when = " (in the past)" if f.past else ""
+            reason = f'{f.kind}{when}: "{f.words}", on a turn labelled the clinician\'s'
+            flagged[f.category] = _uncertain(_entry(f.category, f.kind, reason, unit, raw.get(unit.order, unit.text),
+                                                    None))
+    return list(flagged.values())
+
+
+#: a sentence this short after another finishes it ("I've been thinking about checking out. Like,
+#: permanently." — "I cut my arm. On purpose."): the two are read as one
+FRAGMENT_TOKENS = 4
+
+
+#: a sentence that opens like a dependent clause ("Just in case I go through with it.") finishes the one before
+_SUBORDINATE = re.compile(r"(?:just |only )?(?:in case|for when|for after|so that|so they|so nobody|so no one|"
+                          r"when i'm gone|after i'm gone|once i'm gone|and i mean|"
+                          r"i mean (?:for good|permanently|forever))\b")
+
+
+def _with_fragment(unit: Unit, rest: list[Unit]) -> str:
+    """``unit``'s sentence, with the next one joined on when that is only a fragment (``FRAGMENT_TOKENS``)."""
+    if not rest or _is_question(rest[0]) or _is_question(unit):
+        return unit.text
+    fragment = READING["LEAD_FILLER"].sub("", normalise(rest[0].text))
+    if answer(fragment) in ("yes", "no"):
+        return unit.text
+    if not 0 < len(_tokens(fragment)) <= FRAGMENT_TOKENS and not _SUBORDINATE.match(fragment):
+        return unit.text
+    return unit.text.rstrip(" .!…") + " " + fragment.strip(" ,")
 
 
 #: kinds of flag a lexicon finding in the same turn replaces (its words are the better quote)

@@ -63,7 +63,9 @@ def lines(risk: dict[str, Any] | None) -> list[str]:
     out = [headline(risk)]
     for f in risk.get("flags", []):
         kind = f" ({f['kind']})" if f.get("kind") else ""
-        out.append(f'{_name(f["category"])}{kind}: {f["speaker"]} at {_clock(f["start_s"])}: "{f["quote"]}"{_asked(f)}')
+        doubt = " (speaker uncertain: check who said it)" if f.get("speaker_uncertain") else ""
+        out.append(f'{_name(f["category"])}{kind}: {f["speaker"]}{doubt} at {_clock(f["start_s"])}: '
+                   f'"{f["quote"]}"{_asked(f)}')
     for m in risk.get("note_mentions", []):
         said = "denied" if m.get("denied") else "mentioned"
         out.append(f'{_name(m["category"])} {said} in the note ({m["section"]}, sentence {m["sentence"] + 1})')
