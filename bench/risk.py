@@ -91,7 +91,7 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         "items": len(rows), "genuine": len(genuine), "none_items": len(none), "denied_items": len(denied),
         "risk_recall": _share(sum(bool(r["flags"]) for _, r in genuine), len(genuine)),
         "risk_recall_right_category": _share(sum(i["label"] in r["flags"] for i, r in genuine), len(genuine)),
-        "risk_false_flag": _share(sum(bool(r["flags"]) for _, r in none), len(none)),
+        "risk_false_flag": _share(sum(bool(r["flags"]) for _, r in none), len(none), empty=0.0),
         "therapist_false_flags": sum(bool(r["flags"]) for _, r in therapist),
         "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in denied), len(denied)),
     }
@@ -108,9 +108,10 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     return out
 
 
-def _share(n: int, d: int) -> float:
-    # An empty group scores 1.0 (nothing to miss), so no figure is ever null.
-    return round(n / d, 3) if d else 1.0
+def _share(n: int, d: int, empty: float = 1.0) -> float:
+    # An empty group scores its best value (nothing to miss: 1.0; nothing to flag falsely: 0.0), so no
+    # figure is ever null.
+    return round(n / d, 3) if d else empty
 
 
 def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str, Any]:

@@ -108,3 +108,11 @@ def test_a_clinicians_bare_any_is_a_question_and_its_denial_is_shown() -> None:
     # a client's "anything…" is a statement, not a question back
     assert cats(check(("client", "Anything to make it stop. I took the whole bottle of my pills."))["flags"]) == {
         "suicide"}
+
+
+def test_a_set_without_harmless_items_has_no_false_flags() -> None:
+    from bench.risk import score
+
+    item = {"id": "a", "speaker": "client", "text": "I want to die.", "label": "suicide", "denied": False}
+    figures = score([(item, {"flags": ["suicide"], "denials": [], "family_history": False})])
+    assert figures["risk_false_flag"] == 0.0 and figures["risk_recall"] == 1.0
