@@ -24,6 +24,13 @@ from verbatim.db.engine import db_session
 from verbatim.db.models import Clinic, EhrIdentifier, Session, Therapist
 
 
+def _cosigned_again(api: Api, settings: Settings, alice: str, note_id: str) -> None:
+    """An amendment of a trainee's note waits for the supervisor: not exported until Carol co-signs it again."""
+    assert api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice)).json()["error"] == "awaiting_cosign"
+    carol = token_for(settings, "Carol", "North Clinic")
+    assert api.client.post(f"/v1/notes/{note_id}/cosign", headers=H(carol)).status_code == 200
+
+
 def _setup(api: Api, settings: Settings, alice: str) -> tuple[str, str, dict[str, str]]:
     carol = token_for(settings, "Carol", "North Clinic")
     admin = token_for(settings, "", "North Clinic", scope="clinic_admin")
@@ -74,6 +81,7 @@ def test_the_signed_pdf_names_who_for_whom_when_and_carries_no_internal_ids(api:
     r = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Corrected the time"},
                         headers=H(alice))
     assert r.status_code == 200, r.text
+    _cosigned_again(api, settings, alice, note_id)
     text = text_of(api.client.get(f"/v1/notes/{note_id}/pdf", headers=H(alice)).content)
     assert "Status: amended" in text and "Amended by Alice Moreno, LCSW on 20" in text
     assert "Reason: Corrected the time" in text and f"Removed from {sections[0]['name']}: {old}"[:60] in text
@@ -117,6 +125,7 @@ def test_fhir_is_a_validated_bundle_of_the_document_and_the_provenance_of_its_si
     r = api.client.post(f"/v1/notes/{note_id}/amend", json={"sections": sections, "reason": "Added the follow-up",
                                                              "confirm": [added]}, headers=H(alice))
     assert r.status_code == 200, r.text
+    _cosigned_again(api, settings, alice, note_id)
     raw = api.client.get(f"/v1/notes/{note_id}/fhir", headers=H(alice)).json()
     Bundle.model_validate(raw)
     doc = DocumentReference.model_validate(raw["entry"][0]["resource"])
