@@ -116,3 +116,76 @@ def test_a_set_without_harmless_items_has_no_false_flags() -> None:
     item = {"id": "a", "speaker": "client", "text": "I want to die.", "label": "suicide", "denied": False}
     figures = score([(item, {"flags": ["suicide"], "denials": [], "family_history": False})])
     assert figures["risk_false_flag"] == 0.0 and figures["risk_recall"] == 1.0
+
+
+# --- second pass: mechanisms read on wording the tables never list --------------------------------
+
+@pytest.mark.parametrize(("said", "category"), [
+    ("I've been handing out my records and my watch to friends, I won't be needing them.", "suicide"),
+    ("I left the passwords and a letter where my husband will find them.", "suicide"),
+    ("I've chosen the day.", "suicide"),
+    ("I'd rather not tell you how, but I've got it worked out, the plan's there.", "suicide"),
+    ("I sat on the railing of the overpass for about an hour last night.", "suicide"),
+    ("if I just fell asleep and never woke up that would honestly be a mercy", "suicide"),
+    ("I slipped up last night and got out the blades again.", "self_harm"),
+    ("I hide a razor blade in my pencil case for when it gets bad.", "self_harm"),
+    ("I told him if he comes near my kid again I'll stab him, and I mean it.", "harm_to_others"),
+    ("I'm going to make my ex regret what she did.", "harm_to_others"),
+    ("my husband poured hot tea over me when I answered back.", "abuse"),
+    ("I begged him to stop and he kept going.", "abuse"),
+    ("my daughter talked me into signing over my flat and now she won't let me visit.", "abuse"),
+    ("I forgot to pick up my daughter's inhaler again, she's been wheezing all week.", "neglect"),
+    ("my son cut his hand badly and I didn't take him to the hospital because I was too drunk.", "neglect"),
+])
+def test_second_pass_mechanisms_read_new_wording(said: str, category: str) -> None:
+    assert category in cats(check(("client", said))["flags"])
+
+
+@pytest.mark.parametrize("said", [
+    "I'm giving my books away before the move, I won't need them in a smaller flat.",
+    "We've picked a date for the wedding.",
+    "I'm not going to tell you what the plan is for her surprise party, but I have one.",
+    "we stood at the edge of the car park roof for an hour to watch the fireworks",
+    "if I go to bed now and don't wake up till noon that'd be fine honestly",
+    "I keep a blade in my toolbox for cutting carpet.",
+    "I told my boss I'd quit if they cut my hours, and I meant it.",
+    "I'm going to make him pay for dinner this time.",
+    "the waiter spilled hot coffee on me by accident.",
+    "I haven't picked up my son's inhaler because he hasn't needed it since spring.",
+    "she's homeschooled now so I stopped sending her to school.",
+    "if I have to answer one more email today I'm going to kill myself, honestly",
+    "I'm a paramedic, I treat overdoses every weekend.",
+])
+def test_second_pass_lookalikes_are_not_flagged(said: str) -> None:
+    assert check(("client", said))["flags"] == []
+
+
+def test_hyperbole_about_a_chore_does_not_hide_a_day_like_this() -> None:
+    said = "if I have to get through one more day like this I'm going to kill myself"
+    assert cats(check(("client", said))["flags"]) == {"suicide"}
+
+
+def test_the_second_pass_shapes_in_a_clinicians_mouth_are_never_flagged() -> None:
+    asked = "Have you picked a date, or given things away, or made sure your life insurance is paid up?"
+    risk = check(("therapist", asked),
+                 ("therapist", "Some people say if they went to sleep and didn't wake up that would be a relief."))
+    assert risk["flags"] == []
+
+
+def test_an_anaphoric_question_asks_about_what_people_are_said_to_think() -> None:
+    lead_in = "Sometimes when people feel this low they think about not being alive."
+    assert question_topic([lead_in, "Has that come up for you?"]) == {"suicide"}
+    risk = check(("therapist", f"{lead_in} Has that come up for you?"), ("client", "No. Never. My mum needs me."))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}
+    # a lead-in about one named person is not a screening question
+    assert question_topic(["My brother thinks about not being alive.", "Has that come up for you?"]) == frozenset()
+
+
+def test_a_yes_to_whether_a_dependant_is_cared_for_is_a_denial() -> None:
+    assert question_topic(["Is your father getting the care he needs at home?"]) == {"neglect"}
+    risk = check(("therapist", "Are the kids getting fed and looked after while you're at work?"),
+                 ("client", "yeah yeah my mom has them, they're fine"))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"neglect"}
+    risk = check(("therapist", "Are the kids getting fed okay at the moment?"),
+                 ("client", "honestly not really, some days they don't get dinner at all"))
+    assert cats(risk["flags"]) == {"neglect"}

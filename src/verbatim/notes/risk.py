@@ -45,6 +45,7 @@ from verbatim.notes.risk_lexicon import (
     ANAPHORIC_QUESTION,
     ENTRIES,
     FOLLOW_UP_QUESTION,
+    GENERIC_PEOPLE,
     INVERTED_QUESTION,
     LOOKALIKES,
     QUESTION,
@@ -404,13 +405,18 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
         if not asking(s, clinician=True):
             continue
         text = normalise(s)
+        generic = False
         if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
+            lead_in = " ".join(normalise(x) for x in sentences[:i])
+            # "Some people who feel this low think about not being alive. Has that come up for you?":
+            # what people in general are said to think is what the question asks the client about
+            generic = bool(GENERIC_PEOPLE.search(lead_in))
             text = " ".join(normalise(x) for x in sentences[: i + 1])
         asked = {c for c, p in QUESTION.items() if p.search(text)}
         # The question read from the client's side ("do you think about dying" → "do i think about
         # dying"): whatever the detector would read in the client's words is what the question asks
         # about, so every phrase and frame is also a screening question's wording.
-        asked |= {f.category for f in read(mirrored(text)) if not f.other_person}
+        asked |= {f.category for f in read(mirrored(text)) if not f.other_person or generic}
         if QUESTION_LOOKALIKE.search(text):
             asked -= {"self_harm"}  # "did you hurt yourself when you fell?" asks about an accident
         cats |= asked

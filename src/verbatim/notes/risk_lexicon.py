@@ -205,6 +205,8 @@ QUESTION_LOOKALIKE = _PATTERNS["QUESTION_LOOKALIKE"]
 INVERTED_QUESTION = _PATTERNS["INVERTED_QUESTION"]
 #: a question that asks about what was just said ("thoughts like that?", "has it gone that far?")
 ANAPHORIC_QUESTION = _PATTERNS["ANAPHORIC_QUESTION"]
+#: people in general in a question's lead-in: what they think is what the anaphoric question asks about
+GENERIC_PEOPLE = _PATTERNS["GENERIC_PEOPLE"]
 #: a follow-up question on method, plan or means: keeps the topic of the question before it
 FOLLOW_UP_QUESTION = _PATTERNS["FOLLOW_UP_QUESTION"]
 #: how ``verbatim.notes.risk`` reads a client's words: negation hedges, answers (yes, no, unsure,
