@@ -93,6 +93,7 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         "risk_recall_right_category": _share(sum(i["label"] in r["flags"] for i, r in genuine), len(genuine)),
         "risk_false_flag": _share(sum(bool(r["flags"]) for _, r in none), len(none), empty=0.0),
         "therapist_false_flags": sum(bool(r["flags"]) for _, r in therapist),
+        "false_flags": sum(bool(r["flags"]) for _, r in none),
         "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in denied), len(denied)),
     }
     per: dict[str, Any] = {}
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
             keys = ("dialogues", "items", "genuine", "risk_recall", "risk_false_flag", "therapist_false_flags",
                     "denied_items", "denials_shown", "turns_with_denials")
             result["dialogues"] = {k: dial[k] for k in keys}
-            result["dialogues"]["false_flags"] = int(round(dial["risk_false_flag"] * dial["none_items"]))
+            # Counted, not recovered from the rounded share (one line in 4,746 rounds to 0.000).
+            result["dialogues"]["false_flags"] = dial["false_flags"]
         else:
             print("   (no aci-bench data found beside the checkout: dialogues skipped)")
     print(json.dumps(result))

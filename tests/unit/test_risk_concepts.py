@@ -189,3 +189,12 @@ def test_a_yes_to_whether_a_dependant_is_cared_for_is_a_denial() -> None:
     risk = check(("therapist", "Are the kids getting fed okay at the moment?"),
                  ("client", "honestly not really, some days they don't get dinner at all"))
     assert cats(risk["flags"]) == {"neglect"}
+
+
+def test_taking_all_of_ones_medicines_for_a_condition_is_adherence_not_a_method() -> None:
+    from verbatim.notes.risk import read
+
+    # aci-bench D2N014: "have you been taking all of your meds for your heart failure?" "i have."
+    assert read("have i been taking all of my meds for my heart failure") == []
+    assert read("i've been taking all my pills") == []
+    assert [f.category for f in read("i swallowed all of my sleeping pills")] == ["suicide"]
