@@ -4,7 +4,6 @@ trainee's named supervisor reads and co-signs the trainee's note (issue 23, item
 from __future__ import annotations
 
 import base64
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from sqlalchemy import select
 
 from tests.api.conftest import Api
 from tests.api.test_notes_api import DIALOGUE, H, audit_actions, drafted, sign_all
+from tests.conftest import SAMPLES
 from tests.factories import ready_session, token_for
 from verbatim.config import Settings
 from verbatim.db.engine import db_session
@@ -315,13 +315,8 @@ def test_an_amendment_asks_for_a_decision_on_each_doubtful_sentence_it_changes(a
     assert "slept through the night" in text and "confirm" not in text.lower() and "[UNSUPPORTED]" not in text
 
 
-RISKY = [
-    {"speaker": "therapist", "start_s": 0.0, "end_s": 3.0, "text": "How have the evenings been this week?"},
-    {"speaker": "client", "start_s": 3.5, "end_s": 9.0,
-     "text": "Honestly some nights I think about killing myself. I have stopped seeing my friends."},
-    {"speaker": "therapist", "start_s": 9.5, "end_s": 12.0, "text": "Thank you for telling me that."},
-    {"speaker": "client", "start_s": 12.5, "end_s": 16.0, "text": "I also sleep badly and wake up at four."},
-]
+#: a signed note quoting a client's statement about risk ("I think about killing myself")
+RISKY = SAMPLES / "notes" / "risk_in_signed_note.json"
 
 
 def _amend(api: Api, token: str, note_id: str, body: dict[str, Any]) -> Any:
@@ -335,10 +330,8 @@ def _amend(api: Api, token: str, note_id: str, body: dict[str, Any]) -> Any:
 
 
 def test_an_amendment_that_changes_what_the_note_said_about_risk_is_saved_only_when_each_is_acknowledged(
-        api: Api, settings: Settings, alice: str, tmp_path: Path) -> None:
-    turns = tmp_path / "risky.json"
-    turns.write_text(json.dumps(RISKY))
-    note = _signed(api, settings, alice, turns)
+        api: Api, settings: Settings, alice: str) -> None:
+    note = _signed(api, settings, alice, RISKY)
     note_id = str(note["id"])
     assert [f["category"] for f in note["risk"]["flags"]] == ["suicide"]
     said = [(s["name"], i) for s in note["sections"] for i, x in enumerate(s["sentences"])

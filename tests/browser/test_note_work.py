@@ -294,8 +294,8 @@ def _keep_what_the_amendment_changed(page: Page, typed: str, reason: str) -> Non
     page.get_by_role("button", name="Save amendment").click()
 
 
-def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web: Web, alice: str) -> None:
-    note_id = drafted(web.settings, session_of_alice(web.settings))
+def _signed_on_the_page(web: Web, alice: str, note_id: uuid.UUID) -> Page:
+    """Sign the drafted note from its page as Alice, keeping every flagged sentence; the signed page, ready to amend."""
     web.sign_in(alice)
     web.go(f"/app/notes/{note_id}")
     page = web.page
@@ -306,6 +306,12 @@ def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web:
     # The page keeps what is typed once its script runs, which on a loaded machine is a while after
     # the heading shows: typing before would not be kept (no person types that fast).
     page.wait_for_load_state("load")
+    return page
+
+
+def test_an_amendment_sent_after_an_idle_sign_out_is_restored_after_sign_in(web: Web, alice: str) -> None:
+    note_id = drafted(web.settings, session_of_alice(web.settings))
+    page = _signed_on_the_page(web, alice, note_id)
     signed = status_of(web.settings, note_id)
     amend = page.locator("#amend-form")
     plan = amend.get_by_label("Plan (one sentence a line)")
@@ -347,30 +353,13 @@ def test_a_couples_session_shows_each_clients_note_status(web: Web, alice: str) 
     expect(row.get_by_role("link", name="Draft", exact=True)).to_have_attribute("href", f"/app/notes/{made.note_id}")
 
 
-RISKY = [
-    {"speaker": "therapist", "start_s": 0.0, "end_s": 3.0, "text": "How have the evenings been this week?"},
-    {"speaker": "client", "start_s": 3.5, "end_s": 9.0,
-     "text": "Honestly some nights I think about killing myself. I have stopped seeing my friends."},
-    {"speaker": "therapist", "start_s": 9.5, "end_s": 12.0, "text": "Thank you for telling me that."},
-    {"speaker": "client", "start_s": 12.5, "end_s": 16.0, "text": "I also sleep badly and wake up at four."},
-]
+RISKY = DIALOGUE.parent / "notes" / "risk_in_signed_note.json"
 
 
 def test_an_amendment_that_takes_out_a_risk_statement_is_saved_once_the_clinician_says_so(
-        web: Web, alice: str, tmp_path: Path) -> None:
-    import json
-
-    turns = tmp_path / "risky.json"
-    turns.write_text(json.dumps(RISKY))
-    note_id = drafted(web.settings, ready_session(web.settings, turns, therapist="Alice", clinic="North Clinic"))
-    web.sign_in(alice)
-    web.go(f"/app/notes/{note_id}")
-    page = web.page
-    for keep in page.get_by_label("Keep as written").all():
-        keep.check()
-    page.get_by_role("button", name="Sign the note").click()
-    page.get_by_role("heading", name="Amend").wait_for()
-    page.wait_for_load_state("load")
+        web: Web, alice: str) -> None:
+    note_id = drafted(web.settings, ready_session(web.settings, RISKY, therapist="Alice", clinic="North Clinic"))
+    page = _signed_on_the_page(web, alice, note_id)
     signed = status_of(web.settings, note_id)
     amend = page.locator("#amend-form")
     box = amend.get_by_label("Subjective (one sentence a line)")

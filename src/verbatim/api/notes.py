@@ -545,17 +545,18 @@ def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalD
         # changes about risk is judged again on what would be saved, after the removals decided.
         acknowledged = {(r.section, r.sentence) for r in body.risk_acknowledged}
 
-        def unacknowledged(after: dict[str, Any]) -> list[review.RiskLoss]:
+        def unacknowledged(losses: list[review.RiskLoss]) -> list[review.RiskLoss]:
             # All of them, once any is not named: the clinician acknowledges the whole list they are shown.
-            losses = review.risk_removed(signed, after)
             return losses if any((x.section, x.sentence) not in acknowledged for x in losses) else []
 
-        warned = unacknowledged(amended)
+        as_sent = review.risk_removed(signed, amended)
+        warned = unacknowledged(as_sent)
         decided = _decided(amended, body.confirm, body.remove, author, then="amend", version=note.version,
                            among=review.changed(signed, amended),
                            extra={"risk_removed": [x.to_dict() for x in warned]} if warned else None)
         final = decided or amended
-        left = unacknowledged(final)
+        losses = as_sent if decided is None else review.risk_removed(signed, final)
+        left = unacknowledged(losses)
         if left:
             raise ApiError(409, "removes_risk", f"this amendment changes or takes out {len(left)} statement(s) about "
                            "risk the signed note made: keep them as they were, or name each in risk_acknowledged "
@@ -565,7 +566,6 @@ def amend(note_id: uuid.UUID, body: Amendment, svc: ServicesDep, who: PrincipalD
         detail: dict[str, Any] = {"note_id": str(note_id), "version": version}
         if body.confirm or body.remove:
             detail |= {"confirmed": len(body.confirm), "removed": len(body.remove)}
-        losses = review.risk_removed(signed, final)
         if losses:
             detail["risk_removed"] = len(losses)
         # A supervisor's co-signature covers what they read: a trainee's amendment waits for a new one
