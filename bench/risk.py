@@ -21,7 +21,11 @@ Figures (shares 0–1, counts integers): genuine = client items, label not ``non
 false; ``risk_recall`` = genuine items with any flag; ``risk_recall_right_category`` = genuine
 items flagged with their label; ``risk_false_flag`` = ``none`` items (client and therapist)
 with any flag; ``therapist_false_flags`` = therapist items with any flag (count);
-``denials_shown`` = denied items shown as a denial and not flagged.
+``denials_shown`` = denied items shown as a denial and not flagged; ``genuine_found_by_meaning_check``
+and ``false_flags_by_meaning_check`` (counts): of those, the items only the meaning check
+(``verbatim.notes.risk_reader``) flagged. The meaning check was trained on the sets named in
+``bench/train_risk_reader.py`` (``TRAIN_SETS``): its figures on them are training figures;
+``risk_holdout14.json``, ``risk_holdout15.json`` and ``risk_talk_b.json`` were never trained on.
 
 ``--dialogues FILE``: whole dialogues in the ACI-BENCH shape ``{"data": [{"src", "file"}]}``
 (``[doctor]`` lines read as the clinician's, ``[patient]`` lines as the client's); every
@@ -43,7 +47,7 @@ from typing import Any
 
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import units
-from verbatim.notes.risk import flags
+from verbatim.notes.risk import MEANING_KIND, flags
 
 HERE = Path(__file__).resolve().parent
 ITEMS = HERE / "data" / "risk_items.json"
@@ -64,9 +68,12 @@ def aci_dir() -> Path | None:
 def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Segment id → ``{"flags", "denials", "family_history"}`` on that segment, as the note run sees it."""
     risk = flags(units(segments, "client"))
-    out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False} for s in segments}
+    out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False, "by_meaning": []}
+                                      for s in segments}
     for f in risk["flags"]:
         out[f["segment_id"]]["flags"].append(f["category"])
+        if f["kind"] == MEANING_KIND:
+            out[f["segment_id"]]["by_meaning"].append(f["category"])
     for d in risk["denials"]:
         out[d["segment_id"]]["denials"].append(d["category"])
     for h in risk.get("family_history", []):
@@ -95,6 +102,9 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         "therapist_false_flags": sum(bool(r["flags"]) for _, r in therapist),
         "false_flags": sum(bool(r["flags"]) for _, r in none),
         "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in denied), len(denied)),
+        # of the above, what only the meaning check (verbatim.notes.risk_reader) flagged
+        "genuine_found_by_meaning_check": sum(bool(r["flags"]) and r["flags"] == r["by_meaning"] for _, r in genuine),
+        "false_flags_by_meaning_check": sum(bool(r["flags"]) and r["flags"] == r["by_meaning"] for _, r in none),
     }
     per: dict[str, Any] = {}
     for cat in CATEGORY_NAMES:
@@ -124,7 +134,8 @@ def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str,
     if out_path is not None:
         with out_path.open("w", encoding="utf-8") as fh:
             for item, r in rows:
-                fh.write(json.dumps({"id": item["id"], **r}) + "\n")
+                fh.write(json.dumps({"id": item["id"], "flags": r["flags"], "denials": r["denials"],
+                                     "family_history": r["family_history"]}) + "\n")
     if show_misses:
         for item, r in rows:
             genuine = item["label"] != "none" and not item["denied"] and item["speaker"] == "client"

@@ -95,7 +95,7 @@ def recheck(record_risk: dict[str, Any] | None, sections: list[dict[str, Any]]) 
             # Every sentence its own turn, two positions apart: no sentence reads as the answer to another.
             units.append(Unit(len(units), 2 * len(units), key, CLIENT, "note", 0.0, 0.0, str(sentence["text"]),
                               str(sentence["text"])))
-    checked = flags(units)
+    checked = flags(units, meaning=False)  # a note's register ("denies SI") is the rules' to read
     found: dict[tuple[str, int, str], bool] = {}
     for denied, entries in ((False, checked.get("flags", [])), (True, checked.get("denials", []))):
         for e in entries:

@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from verbatim.notes import risk_reader
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import CLIENT, CLINICIAN, Unit
 from verbatim.notes.risk_frames import FRAMES
@@ -343,6 +344,16 @@ _SAME = re.compile(
     r"|\bi (?:tried|did|have done|'ve done|have tried|'ve tried) (?:it|that) (?:too|as well)\b")
 
 
+def considered(sentence: str) -> bool:
+    """Whether any rule's phrase occurs in a client sentence at all — found, denied, or cleared as a
+    look-alike, a jest, a hypothetical or an accident. A sentence the rules read and cleared is theirs:
+    the meaning check (``risk_reader``) is asked only about sentences no rule spoke to."""
+    whole = unfilled(normalise(sentence))
+    parts = clauses(whole)
+    return any(entry.pattern.search(clause) for n, clause in enumerate([*parts, whole]) for entry in _ENTRIES
+               if entry.sentence == (n == len(parts)))
+
+
 def categories_in(sentence: str) -> list[str]:
     """The risk categories a client sentence discloses (not denied, not about someone else)."""
     return sorted({f.category for f in read(sentence) if not f.negated and not f.other_person})
@@ -476,7 +487,7 @@ def _clarifying(unit: Unit) -> bool:
 
 
 # --- the record ------------------------------------------------------------------------
-def flags(items: list[Unit]) -> dict[str, Any]:
+def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     """The risk check of a client's record (``verbatim.notes.evidence.units``).
 
     Returns ``{"status": "found"|"none found", "flags": [...], "denials": [...],
@@ -489,6 +500,12 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     but a clinician-labelled turn marked ``speaker_uncertain`` (the recognizer could not tell whose
     voice it was) is read as the client's, and a flag or denial on any uncertain turn carries
     ``"speaker_uncertain": true`` and says so in its ``reason``.
+
+    With ``meaning`` (the record's check; a note's own sentences are re-read without it), a client
+    turn the rules found nothing in — no flag, no denial, no family history, not a clarifying
+    question — is also rated by the meaning check (``risk_reader``): above its threshold it is a
+    flag of kind ``MEANING_KIND`` quoting the turn (or, in a turn over ``_WHOLE_TURN_WORDS`` words,
+    the sentence or two that read most like risk).
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -497,6 +514,7 @@ def flags(items: list[Unit]) -> dict[str, Any]:
     turns = _turns(items)
     pending: _Asked | None = None
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
+    unread: list[list[Unit]] = []  # client turns the rules found nothing in (for the meaning check)
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
@@ -521,11 +539,18 @@ def flags(items: list[Unit]) -> dict[str, Any]:
         found += t_flags
         denied += t_denials
         family += t_family
+        if meaning and not (t_flags or t_denials or t_family) and carry is None:
+            unread.append(turn)
         # A clarification ("What, like suicidal?"): the question stands for the next answer.
         pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
                    if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
+    if unread:
+        # Added after the rules have read every turn, so a meaning flag never gives a later answer its topic;
+        # then put back in the record's order.
+        position = {u.segment_id: u.position for u in items}
+        found = sorted(found + _meaning_flags(unread, raw), key=lambda e: position.get(e["segment_id"], 0))
     out: dict[str, Any] = {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied,
                            "family_history": family}
     # The sentence that says nothing was detected goes only where nothing was (a reader showing
@@ -655,6 +680,45 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
             denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
     return list(flagged.values()), list(denials.values()), family, None
+
+
+MEANING_KIND = "reads like a risk statement"
+"""``kind`` of a flag the meaning check (``risk_reader``) raised where no rule matched."""
+#: a client turn up to this many words is rated whole (the reader was trained on whole utterances);
+#: a longer one a sentence and two sentences at a time, so one risk sentence in a long story is not diluted
+_WHOLE_TURN_WORDS = 60
+#: a client turn shorter than this is not rated by the meaning check
+_FEWEST_WORDS = 4
+
+
+def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
+    """The meaning check's flags on client turns the rules found nothing in: one per turn at most."""
+    windows: list[tuple[int, list[Unit]]] = []
+    for n, turn in enumerate(turns):
+        spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
+        if not spoken:
+            continue
+        if len(tx.words(_quote_span(spoken, raw))) <= _WHOLE_TURN_WORDS or len(spoken) < 3:
+            windows.append((n, spoken))
+        else:
+            windows += [(n, spoken[i: i + size]) for size in (1, 2) for i in range(len(spoken) - size + 1)]
+    # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
+    windows = [(n, units_) for n, units_ in windows if len(tx.words(_quote_span(units_, raw))) >= _FEWEST_WORDS
+               and not any(considered(u.text) for u in units_)]
+    rated = risk_reader.readings([_quote_span(units_, raw) for _, units_ in windows])
+    best: dict[int, tuple[float, str, list[Unit]]] = {}
+    for (n, units_), rating in zip(windows, rated, strict=True):
+        if rating is not None and rating[1] > best.get(n, (0.0, "", []))[0]:
+            best[n] = (rating[1], rating[0], units_)
+    out: Entries = []
+    for n in sorted(best):
+        share, category, units_ = best[n]
+        reason = (f"the meaning check reads it as {category.replace('_', ' ')} ({share:.0%} likely a risk "
+                  "statement); no rule matched these words")
+        entry = {**_entry(category, MEANING_KIND, reason, units_[0], _quote_span(units_, raw), None),
+                 "end_s": units_[-1].end_s}
+        out.append(_uncertain(entry) if any(u.speaker_uncertain for u in turns[n]) else entry)
+    return out
 
 
 UNCERTAIN_SPEAKER_NOTE = "speaker uncertain: check who said it"

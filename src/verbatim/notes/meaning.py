@@ -1,0 +1,77 @@
+"""Sentence meaning as a vector: the all-MiniLM-L6-v2 sentence encoder, run by ONNX Runtime.
+
+``SentenceEncoder.embed(texts)`` → float32 array (len(texts), 384), each row L2-normalised, so a dot
+product is a cosine similarity. The encoder (``models/sentence_encoder.onnx``, int8 weights) and its
+WordPiece tokenizer (``models/sentence_encoder_tokenizer.json``) were exported once by
+``scripts/export_sentence_encoder.py``; the file's SHA-256 is pinned and checked before it is loaded
+(``ConfigError`` if it changed). Text is cut at 256 tokens, as sentence-transformers does.
+
+Why not sentence-transformers itself: it needs PyTorch, which would make the install gigabytes;
+ONNX Runtime and the Hugging Face ``tokenizers`` library are already here (faster-whisper uses both).
+The model: sentence-transformers/all-MiniLM-L6-v2, Apache-2.0 (models/NOTICE.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from verbatim.errors import ConfigError
+
+MODELS = Path(__file__).resolve().parent / "models"
+ENCODER = MODELS / "sentence_encoder.onnx"
+TOKENIZER = MODELS / "sentence_encoder_tokenizer.json"
+#: sha256 of models/sentence_encoder.onnx, printed by scripts/export_sentence_encoder.py
+ENCODER_SHA256 = "925108a28ec1023a748a9a245915634d988ca5bf94ce8e7ee0203b7a021126fc"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+_BATCH = 32
+
+
+class SentenceEncoder:
+    """One loaded encoder; ``embed`` is thread-safe (ONNX Runtime sessions are)."""
+
+    def __init__(self, model: Path = ENCODER, tokenizer: Path = TOKENIZER, check_sha: bool = True) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        try:
+            blob = model.read_bytes()
+            self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        except (OSError, ValueError, Exception) as exc:  # tokenizers raises its own Exception type
+            raise ConfigError(f"cannot read the sentence encoder at {model.parent}: {exc}") from exc
+        digest = hashlib.sha256(blob).hexdigest()
+        if check_sha and digest != ENCODER_SHA256:
+            raise ConfigError(f"the sentence encoder at {model} is not the pinned one (sha256 {digest}, "
+                              f"expected {ENCODER_SHA256}): refusing to load it")
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # a note run shares the worker's cores
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(blob, options, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """float32 (len(texts), 384), L2-normalised rows; an empty list gives shape (0, 384)."""
+        out = [np.zeros((0, DIMENSIONS), dtype=np.float32)]
+        for start in range(0, len(texts), _BATCH):
+            batch = self._tokenizer.encode_batch(texts[start: start + _BATCH])
+            ids = np.array([b.ids for b in batch], dtype=np.int64)
+            mask = np.array([b.attention_mask for b in batch], dtype=np.int64)
+            out.append(self._session.run(["embeddings"], {"input_ids": ids, "attention_mask": mask})[0])
+        return np.concatenate(out).astype(np.float32)
+
+
+_loaded: dict[str, SentenceEncoder] = {}
+_lock = threading.Lock()
+
+
+def encoder() -> SentenceEncoder:
+    """The process's encoder, loaded once (about 0.3 s, 23 MB)."""
+    with _lock:
+        if "e" not in _loaded:
+            _loaded["e"] = SentenceEncoder()
+        return _loaded["e"]
