@@ -103,8 +103,8 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         "false_flags": sum(bool(r["flags"]) for _, r in none),
         "denials_shown": _share(sum(bool(r["denials"]) and not r["flags"] for _, r in denied), len(denied)),
         # of the above, what only the meaning check (verbatim.notes.risk_reader) flagged
-        "genuine_found_by_meaning_check": sum(bool(r["flags"]) and r["flags"] == r["by_meaning"] for _, r in genuine),
-        "false_flags_by_meaning_check": sum(bool(r["flags"]) and r["flags"] == r["by_meaning"] for _, r in none),
+        "genuine_found_by_meaning_check": sum(_by_meaning_only(r) for _, r in genuine),
+        "false_flags_by_meaning_check": sum(_by_meaning_only(r) for _, r in none),
     }
     per: dict[str, Any] = {}
     for cat in CATEGORY_NAMES:
@@ -117,6 +117,10 @@ def score(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
                     "false_flags_as_this": sum(cat in r["flags"] for _, r in none)}
     out["per_category"] = per
     return out
+
+
+def _by_meaning_only(r: dict[str, Any]) -> bool:
+    return bool(r["flags"]) and r["flags"] == r.get("by_meaning", [])
 
 
 def _share(n: int, d: int, empty: float = 1.0) -> float:

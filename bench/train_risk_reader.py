@@ -2,7 +2,8 @@
 
 Run from the repository root: ``.venv/bin/python bench/train_risk_reader.py [--sets NAME,…]
 [--out FILE]``. Writes ``src/verbatim/notes/models/risk_reader.npz`` by default (arrays ``w1``
-(5, 384, 256), ``b1`` (5, 256), ``w2`` (5, 256, 6), ``b2`` (5, 6), ``classes``) and prints, as its
+(5, 384, 256), ``b1`` (5, 256), ``w2`` (5, 256, 6), ``b2`` (5, 6) for client statements, the same
+prefixed ``q`` for clinician questions (``questions``), and ``classes``) and prints, as its
 last line, one JSON object with what it was trained on.
 
 Training items (``TRAIN_SETS`` in ``bench/data``, format of ``bench/risk.py --items``): every
@@ -15,7 +16,9 @@ items are not used: the reader never reads clinician speech. The networks: sciki
 ``MLPClassifier``, one hidden layer of 256 ReLU units, L2 penalty 1e-3, Adam, seeds 0–4; the same
 data gives the same weights.
 
-Sets written for measuring and never trained on: ``risk_holdout14.json`` and ``risk_holdout15.json``.
+Sets written for measuring and never trained on (``MEASURE_SETS``): ``risk_holdout14.json``,
+``risk_holdout15.json`` (labelled statements by two authors who never saw the rules or any other
+set) and ``risk_talk_d.json`` (ordinary therapy talk with no risk, by a third).
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from verbatim.notes.risk_reader import CLASSES, WEIGHTS
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
-TRAIN_SETS = ("risk_items", "risk_holdout", "risk_holdout2", "risk_holdout3", "risk_holdout4", "risk_holdout5",
-              "risk_holdout6", "risk_holdout7", "risk_holdout8", "risk_holdout9", "risk_holdout10", "risk_holdout11",
-              "risk_holdout12", "risk_holdout13")
+TRAIN_SETS = ("risk_items", "risk_holdout",
+              *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23)),
+              *(f"risk_talk_{x}" for x in "abcef"))
+#: written for measuring, never trained on
+MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d")
 SEEDS = 5
 HIDDEN = 256
 ALPHA = 1e-3
@@ -45,8 +50,8 @@ ANSWER_WORDS = 8
 _LINE = re.compile(r"^\[(doctor|patient)\]\s*(.*)$")
 
 
-def aci_patient_lines() -> list[str]:
-    """Patient lines (three words or more) of the ACI-BENCH train dialogues, minus labelled ones."""
+def aci_lines(who: str = "patient") -> list[str]:
+    """``who``'s lines (three words or more) of the ACI-BENCH train dialogues, minus labelled ones."""
     sys.path.insert(0, str(HERE))
     from risk import ACI_LABELS, aci_dir  # the bench's own finder of shared/data
 
@@ -58,7 +63,7 @@ def aci_patient_lines() -> list[str]:
     for d in json.loads((base / "train.json").read_text(encoding="utf-8"))["data"]:
         for n, line in enumerate(d["src"].split("\n")):
             m = _LINE.match(line.strip())
-            if m and m.group(1) == "patient" and (d["file"], n) not in labelled and len(m.group(2).split()) >= 3:
+            if m and m.group(1) == who and (d["file"], n) not in labelled and len(m.group(2).split()) >= 3:
                 out.append(m.group(2))
     return out
 
@@ -78,6 +83,44 @@ def examples(sets: list[str]) -> tuple[list[str], list[int]]:
     return texts, labels
 
 
+def questions(sets: list[str]) -> tuple[list[str], list[int]]:
+    """Clinician questions and the topic they ask about: the last context turn of a denied item, or of
+    a risk item that only answers it (fewer than ``ANSWER_WORDS`` words), is a question about the
+    item's category; the last clinician turn before a harmless item, and every ACI-BENCH train
+    doctor line with a question mark, asks about none."""
+    seen: dict[str, int] = {}
+    for name in sets:
+        for item in json.loads((DATA / f"{name}.json").read_text(encoding="utf-8")):
+            context = item.get("context") or []
+            if item["speaker"] != "client" or not context or context[-1]["speaker"] != "therapist":
+                continue
+            asked = str(context[-1]["text"])
+            if item["label"] == "none":
+                seen.setdefault(asked, 0)
+            elif item["denied"] or len(item["text"].split()) < ANSWER_WORDS:
+                seen[asked] = CLASSES.index(item["label"])
+    for line in aci_lines("doctor"):
+        if "?" in line:
+            seen.setdefault(line, 0)
+    return list(seen), list(seen.values())
+
+
+def train(vectors: np.ndarray, y: np.ndarray) -> list[MLPClassifier]:
+    nets = [MLPClassifier(hidden_layer_sizes=(HIDDEN,), alpha=ALPHA, max_iter=500, random_state=seed).fit(vectors, y)
+            for seed in range(SEEDS)]
+    for net in nets:
+        if list(net.classes_) != list(range(len(CLASSES))):
+            raise SystemExit(f"training data lacks a class: has {list(net.classes_)}")
+    return nets
+
+
+def arrays(nets: list[MLPClassifier], prefix: str) -> dict[str, np.ndarray]:
+    return {f"{prefix}w1": np.stack([n.coefs_[0] for n in nets]).astype(np.float32),
+            f"{prefix}b1": np.stack([n.intercepts_[0] for n in nets]).astype(np.float32),
+            f"{prefix}w2": np.stack([n.coefs_[1] for n in nets]).astype(np.float32),
+            f"{prefix}b2": np.stack([n.intercepts_[1] for n in nets]).astype(np.float32)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(TRAIN_SETS), help="comma-separated names in bench/data")
@@ -85,21 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sets = [s for s in args.sets.split(",") if s]
     texts, labels = examples(sets)
-    aci = aci_patient_lines()
-    vectors = encoder().embed(texts + aci)
+    aci = aci_lines()
     y = np.array(labels + [0] * len(aci))
-    nets = [MLPClassifier(hidden_layer_sizes=(HIDDEN,), alpha=ALPHA, max_iter=500, random_state=seed).fit(vectors, y)
-            for seed in range(SEEDS)]
-    for net in nets:
-        if list(net.classes_) != list(range(len(CLASSES))):
-            raise SystemExit(f"training data lacks a class: has {list(net.classes_)}")
-    np.savez(args.out, w1=np.stack([n.coefs_[0] for n in nets]).astype(np.float32),
-             b1=np.stack([n.intercepts_[0] for n in nets]).astype(np.float32),
-             w2=np.stack([n.coefs_[1] for n in nets]).astype(np.float32),
-             b2=np.stack([n.intercepts_[1] for n in nets]).astype(np.float32), classes=np.array(CLASSES))
-    counts = {c: int((y == i).sum()) for i, c in enumerate(CLASSES)}
+    statements = train(encoder().embed(texts + aci), y)
+    asked, topics = questions(sets)
+    q = np.array(topics)
+    question_nets = train(encoder().embed(asked), q)
+    np.savez(args.out, **arrays(statements, ""), **arrays(question_nets, "q"), classes=np.array(CLASSES))
     print(json.dumps({"out": str(args.out), "sets": sets, "items": len(texts), "aci_lines": len(aci),
-                      "per_class": counts, "seeds": SEEDS}))
+                      "per_class": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
+                      "questions_per_class": {c: int((q == i).sum()) for i, c in enumerate(CLASSES)}, "seeds": SEEDS}))
     return 0
 
 

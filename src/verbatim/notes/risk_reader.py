@@ -10,7 +10,10 @@ lines as harmless speech) give the probability of each category; their mean is t
 
 ``rate(texts)`` → float array (len(texts), 6), rows summing to 1, columns ``CLASSES``.
 ``reading(text)`` → ``(category, share)`` when the turn reads as risk with
-``1 − P(none) > THRESHOLD``, else None. The weights are ``models/risk_reader.npz`` (plain arrays,
+``1 − P(none) > THRESHOLD``, else None. A second set of networks reads a clinician's question the
+rules found no topic in (``question_topic``: "Is anyone taking your money?" asks about abuse), so
+the answer to it is read as an answer — a "no" is then a denial shown, a "yes" a flag.
+The weights are ``models/risk_reader.npz`` (plain arrays,
 no pickle); ``ConfigError`` if they cannot be read.
 
 It only adds: the rules' denials, family history, clinician speech and look-alikes they cleared are
@@ -35,27 +38,33 @@ CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: not seen the rules (recall about 0.8 at about 5 % of hard look-alikes and no ACI-BENCH line flagged)
 THRESHOLD = 0.95
 
+#: a clinician question whose ``1 − P(none)`` exceeds this asks about the likeliest category
+QUESTION_THRESHOLD = 0.8
+#: the two readers in the weights file: client statements, and clinician questions (their topic)
+STATEMENT, QUESTION = "", "q"
+
 _loaded: dict[str, dict[str, np.ndarray]] = {}
 _lock = threading.Lock()
 
 
-def _weights() -> dict[str, np.ndarray]:
+def _weights(head: str) -> dict[str, np.ndarray]:
     with _lock:
-        if "w" not in _loaded:
+        if head not in _loaded:
             try:
                 with np.load(WEIGHTS, allow_pickle=False) as z:
-                    w = {k: z[k] for k in ("w1", "b1", "w2", "b2")}
+                    w = {k: z[head + k] for k in ("w1", "b1", "w2", "b2")}
             except (OSError, KeyError, ValueError) as exc:
                 raise ConfigError(f"cannot read the risk reader's weights at {WEIGHTS}: {exc}") from exc
             if w["w2"].shape[-1] != len(CLASSES):
-                raise ConfigError(f"the risk reader at {WEIGHTS} has {w['w2'].shape[-1]} classes, expected {len(CLASSES)}")
-            _loaded["w"] = w
-        return _loaded["w"]
+                raise ConfigError(f"the risk reader at {WEIGHTS} has {w['w2'].shape[-1]} classes, "
+                                  f"expected {len(CLASSES)}")
+            _loaded[head] = w
+        return _loaded[head]
 
 
-def rate_vectors(vectors: np.ndarray) -> np.ndarray:
+def rate_vectors(vectors: np.ndarray, head: str = STATEMENT) -> np.ndarray:
     """Class probabilities (n, 6) of sentence vectors (n, 384): the mean of the networks' softmaxes."""
-    w = _weights()
+    w = _weights(head)
     hidden = np.maximum(np.einsum("nd,mdh->mnh", vectors, w["w1"]) + w["b1"][:, None, :], 0.0)
     logits = np.einsum("mnh,mhc->mnc", hidden, w["w2"]) + w["b2"][:, None, :]
     logits -= logits.max(axis=-1, keepdims=True)
@@ -78,8 +87,18 @@ def reading(text: str) -> tuple[str, float] | None:
 
 def readings(texts: list[str]) -> list[tuple[str, float] | None]:
     """``reading`` of each text, in one batch."""
+    return _above(rate(texts), THRESHOLD)
+
+
+def question_topic(text: str) -> tuple[str, float] | None:
+    """``(category, share)`` a clinician's question asks about (``1 − P(none)`` above
+    ``QUESTION_THRESHOLD``), else None: "Is anyone taking your money?" → abuse."""
+    return _above(rate_vectors(encoder().embed([text]), QUESTION), QUESTION_THRESHOLD)[0]
+
+
+def _above(rated: np.ndarray, threshold: float) -> list[tuple[str, float] | None]:
     out: list[tuple[str, float] | None] = []
-    for p in rate(texts):
+    for p in rated:
         share = float(1.0 - p[0])
-        out.append((CLASSES[1 + int(np.argmax(p[1:]))], share) if share > THRESHOLD else None)
+        out.append((CLASSES[1 + int(np.argmax(p[1:]))], share) if share > threshold else None)
     return out
