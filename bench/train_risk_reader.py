@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 TRAIN_SETS = ("risk_items", "risk_holdout",
               *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23)),
-              *(f"risk_talk_{x}" for x in "abcef"))
+              *(f"risk_talk_{x}" for x in "abcef"), "risk_near_g", "risk_near_h")
 #: written for measuring, never trained on
 MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d")
 SEEDS = 5

@@ -34,9 +34,10 @@ from verbatim.notes.meaning import encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
-#: ``1 − P(none)`` above which a turn is flagged; chosen on held-out sets written by people who had
-#: not seen the rules (recall about 0.8 at about 5 % of hard look-alikes and no ACI-BENCH line flagged)
-THRESHOLD = 0.95
+#: ``1 − P(none)`` above which a turn is flagged; chosen on sets whose authors had not seen the rules
+#: (leave-one-set-out, then the never-trained-on sets): recall about 0.8 on their wording, about 3 %
+#: more of ordinary therapy talk flagged than the rules alone, one ACI-BENCH line in 4,748
+THRESHOLD = 0.9
 
 #: a clinician question whose ``1 − P(none)`` exceeds this asks about the likeliest category
 QUESTION_THRESHOLD = 0.8
