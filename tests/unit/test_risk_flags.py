@@ -215,6 +215,9 @@ def test_the_bench_scores_items_in_the_documented_format(tmp_path: Path) -> None
     ("risk_holdout.json", 0.90, 0.05, 0.90),   # held out: written before the rules it was first scored on
     ("risk_holdout2.json", 0.90, 0.05, 0.90),
     ("risk_holdout3.json", 0.90, 0.05, 0.90),
+    # never trained on: its author saw neither the rules nor any set; the rules alone find 0.59 of it,
+    # the meaning check the rest (bench/train_risk_reader.py MEASURE_SETS)
+    ("risk_holdout14.json", 0.80, 0.05, 0.85),
 ])
 def test_the_labelled_sets_meet_the_targets(name: str, recall: float, false_flag: float, denials: float) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
