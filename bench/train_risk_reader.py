@@ -4,7 +4,8 @@ Run from the repository root: ``.venv/bin/python bench/train_risk_reader.py [--s
 [--out FILE]``. Writes ``src/verbatim/notes/models/risk_reader.npz`` by default (arrays ``w1``
 (5, 384, 256), ``b1`` (5, 256), ``w2`` (5, 256, 6), ``b2`` (5, 6) for client statements, the same
 prefixed ``q`` for clinician questions (``questions``), and ``classes``) and prints, as its
-last line, one JSON object with what it was trained on.
+last line, one JSON object with what it was trained on and the file's SHA-256, to be pinned in
+``verbatim.notes.risk_reader.WEIGHTS_SHA256``.
 
 Training items (``TRAIN_SETS`` in ``bench/data``, format of ``bench/risk.py --items``): every
 client item, its text alone, labelled with its category — a denied item (``"denied": true``) as
@@ -24,6 +25,7 @@ set) and ``risk_talk_d.json`` (ordinary therapy talk with no risk, by a third).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -135,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     q = np.array(topics)
     question_nets = train(encoder().embed(asked), q)
     np.savez(args.out, **arrays(statements, ""), **arrays(question_nets, "q"), classes=np.array(CLASSES))
-    print(json.dumps({"out": str(args.out), "sets": sets, "items": len(texts), "aci_lines": len(aci),
+    digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
+    print(json.dumps({"out": str(args.out), "sha256": digest, "sets": sets, "items": len(texts), "aci_lines": len(aci),
                       "per_class": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
                       "questions_per_class": {c: int((q == i).sum()) for i, c in enumerate(CLASSES)}, "seeds": SEEDS}))
     return 0

@@ -38,6 +38,15 @@ def start_drain(sig: str = "", how: str = "", exitcode: int = 0, **_: Any) -> No
     log.info("worker_draining", signal=sig, how=how, drain_s=drain_s)
 
 
+@signals.worker_init.connect
+def check_models(**_: Any) -> None:
+    """Refuse to start with a changed or damaged risk-check model (sentence encoder, reader weights),
+    rather than failing every note run at its last step."""
+    from verbatim.notes import risk_reader
+
+    risk_reader.verify()
+
+
 @signals.worker_ready.connect
 def serve_metrics(**_: Any) -> None:
     """Expose Prometheus metrics on VERBATIM_METRICS_PORT, if set."""

@@ -135,3 +135,42 @@ def test_an_ordinary_question_asks_about_no_risk() -> None:
     assert risk_reader.question_topic("How did the appointment with your GP go?") is None
     out = check(("therapist", "Did you manage to do the breathing exercise this week?"), ("client", "Yeah, twice."))
     assert out["flags"] == [] and out["denials"] == []
+
+
+def test_one_risk_sentence_among_ordinary_ones_is_found_and_quoted_alone() -> None:
+    out = check(("client", "We went shopping on Saturday. I bought a new kettle. " + UNRULED))
+    assert [(f["kind"], f["quote"]) for f in out["flags"]] == [(MEANING_KIND, UNRULED)]
+
+
+def test_half_an_emoji_does_not_stop_the_check() -> None:
+    out = check(("client", "We went out for lunch \ud800 and it was nice, honestly."))
+    assert out["flags"] == []
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "shape"])
+def test_damaged_reader_weights_are_a_config_error_at_worker_start(
+        damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "risk_reader.npz"
+    blob = bytearray(risk_reader.WEIGHTS.read_bytes())
+    if damage == "flip":
+        blob[len(blob) // 2] ^= 0xFF
+        broken.write_bytes(bytes(blob))
+    elif damage == "truncate":
+        broken.write_bytes(bytes(blob[: len(blob) // 3]))
+    elif damage == "empty":
+        broken.write_bytes(b"")
+    else:
+        with np.load(risk_reader.WEIGHTS, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["w1"] = arrays["w1"][:, :100, :]
+        np.savez(broken, **arrays)
+    monkeypatch.setattr(risk_reader, "WEIGHTS", broken)
+    monkeypatch.setattr(risk_reader, "_loaded", {})
+    with pytest.raises(ConfigError, match="risk reader's weights"):
+        risk_reader.verify()
+    with pytest.raises(ConfigError):
+        risk_reader.rate(["anything at all"])
+
+
+def test_the_shipped_models_pass_the_start_up_check() -> None:
+    risk_reader.verify()

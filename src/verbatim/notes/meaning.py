@@ -57,8 +57,10 @@ class SentenceEncoder:
     def embed(self, texts: list[str]) -> np.ndarray:
         """float32 (len(texts), 384), L2-normalised rows; an empty list gives shape (0, 384)."""
         out = [np.zeros((0, DIMENSIONS), dtype=np.float32)]
-        for start in range(0, len(texts), _BATCH):
-            batch = self._tokenizer.encode_batch(texts[start: start + _BATCH])
+        # A lone surrogate (half an emoji) cannot be encoded as UTF-8: it is read as "?".
+        clean = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+        for start in range(0, len(clean), _BATCH):
+            batch = self._tokenizer.encode_batch(clean[start: start + _BATCH])
             ids = np.array([b.ids for b in batch], dtype=np.int64)
             mask = np.array([b.attention_mask for b in batch], dtype=np.int64)
             out.append(self._session.run(["embeddings"], {"input_ids": ids, "attention_mask": mask})[0])

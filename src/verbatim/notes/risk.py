@@ -511,8 +511,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     With ``meaning`` (the record's check; a note's own sentences are re-read without it), a client
     turn the rules found nothing in — no flag, no denial, no family history, not a clarifying
     question — is also rated by the meaning check (``risk_reader``): above its threshold it is a
-    flag of kind ``MEANING_KIND`` quoting the turn (or, in a turn over ``_WHOLE_TURN_WORDS`` words,
-    the sentence or two that read most like risk).
+    flag of kind ``MEANING_KIND`` quoting the turn, or the sentence or two in it that read most like risk.
     """
     raw = _raw_sentences(items)
     found: list[dict[str, Any]] = []
@@ -697,8 +696,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
 
 MEANING_KIND = "reads like a risk statement"
 """``kind`` of a flag the meaning check (``risk_reader``) raised where no rule matched."""
-#: a client turn up to this many words is rated whole (the reader was trained on whole utterances);
-#: a longer one a sentence and two sentences at a time, so one risk sentence in a long story is not diluted
+#: a client turn up to this many words is also rated whole (the reader was trained on whole utterances);
+#: every turn of several sentences a sentence and two sentences at a time, so one risk sentence among
+#: ordinary ones is not diluted
 _WHOLE_TURN_WORDS = 60
 #: a client turn shorter than this is not rated by the meaning check
 _FEWEST_WORDS = 4
@@ -706,27 +706,29 @@ _FEWEST_WORDS = 4
 
 def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
     """The meaning check's flags on client turns the rules found nothing in: one per turn at most."""
-    windows: list[tuple[int, list[Unit]]] = []
+    windows: list[tuple[int, list[Unit], float]] = []
     for n, turn in enumerate(turns):
         spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
         if not spoken:
             continue
-        if len(tx.words(_quote_span(spoken, raw))) <= _WHOLE_TURN_WORDS or len(spoken) < 3:
-            windows.append((n, spoken))
-        else:
-            windows += [(n, spoken[i: i + size]) for size in (1, 2) for i in range(len(spoken) - size + 1)]
+        if len(tx.words(_quote_span(spoken, raw))) <= _WHOLE_TURN_WORDS:
+            windows.append((n, spoken, risk_reader.THRESHOLD))
+        if len(spoken) > 1:
+            # one risk sentence among ordinary ones is diluted in the whole: each sentence and pair is read too
+            windows += [(n, spoken[i: i + size], risk_reader.PART_THRESHOLD) for size in (1, 2)
+                        for i in range(len(spoken) - size + 1) if size < len(spoken)]
     # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
-    windows = [(n, units_) for n, units_ in windows if len(tx.words(_quote_span(units_, raw))) >= _FEWEST_WORDS
+    windows = [(n, units_, t) for n, units_, t in windows if len(tx.words(_quote_span(units_, raw))) >= _FEWEST_WORDS
                and not any(considered(u.text) for u in units_)]
-    rated = risk_reader.readings([_quote_span(units_, raw) for _, units_ in windows])
+    rated = risk_reader.readings([_quote_span(units_, raw) for _, units_, _ in windows], [t for *_, t in windows])
     best: dict[int, tuple[float, str, list[Unit]]] = {}
-    for (n, units_), rating in zip(windows, rated, strict=True):
+    for (n, units_, _), rating in zip(windows, rated, strict=True):
         if rating is not None and rating[1] > best.get(n, (0.0, "", []))[0]:
             best[n] = (rating[1], rating[0], units_)
     out: Entries = []
     for n in sorted(best):
         share, category, units_ = best[n]
-        reason = (f"the meaning check reads it as {category.replace('_', ' ')} ({share:.0%} likely a risk "
+        reason = (f"the meaning check reads it as {category.replace('_', ' ')} ({int(share * 100)}% likely a risk "
                   "statement); no rule matched these words")
         entry = {**_entry(category, MEANING_KIND, reason, units_[0], _quote_span(units_, raw), None),
                  "end_s": units_[-1].end_s}

@@ -14,7 +14,7 @@ lines as harmless speech) give the probability of each category; their mean is t
 rules found no topic in (``question_topic``: "Is anyone taking your money?" asks about abuse), so
 the answer to it is read as an answer — a "no" is then a denial shown, a "yes" a flag.
 The weights are ``models/risk_reader.npz`` (plain arrays,
-no pickle); ``ConfigError`` if they cannot be read.
+no pickle, SHA-256 pinned); ``ConfigError`` if they cannot be read or changed.
 
 It only adds: the rules' denials, family history, clinician speech and look-alikes they cleared are
 never overruled (``risk.flags`` asks this reader only about a client turn the rules found nothing in).
@@ -24,20 +24,28 @@ dependency) trains the networks, and its pickles are not a format to load at run
 
 from __future__ import annotations
 
+import hashlib
+import io
 import threading
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from verbatim.errors import ConfigError
-from verbatim.notes.meaning import encoder
+from verbatim.notes.meaning import DIMENSIONS, SentenceEncoder, encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
+#: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
+WEIGHTS_SHA256 = "697195110a27f79f649fc99487c81adec20317eb242070ce42b4018d9cb8408d"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``1 − P(none)`` above which a turn is flagged; chosen on sets whose authors had not seen the rules
 #: (leave-one-set-out, then the never-trained-on sets): recall about 0.8 on their wording, about 3 %
 #: more of ordinary therapy talk flagged than the rules alone, one ACI-BENCH line in 4,748
 THRESHOLD = 0.9
+#: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
+#: sentences gives several such chances (measured: the whole-turn threshold there flagged 7 % of ordinary talk)
+PART_THRESHOLD = 0.98
 
 #: a clinician question whose ``1 − P(none)`` exceeds this asks about the likeliest category
 QUESTION_THRESHOLD = 0.8
@@ -48,19 +56,44 @@ _loaded: dict[str, dict[str, np.ndarray]] = {}
 _lock = threading.Lock()
 
 
+def _read(path: Path, head: str) -> dict[str, np.ndarray]:
+    """One reader's arrays, checked: ``ConfigError`` if the file is unreadable, damaged or mis-shaped."""
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the risk reader's weights at {path}: {exc}") from exc
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != WEIGHTS_SHA256:
+        raise ConfigError(f"the risk reader's weights at {path} are not the pinned ones (sha256 {digest}, "
+                          f"expected {WEIGHTS_SHA256}): refusing to load them")
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            w = {k: np.asarray(z[head + k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ConfigError(f"cannot read the risk reader's weights at {path}: {exc}") from exc
+    nets, hidden = w["b1"].shape if w["b1"].ndim == 2 else (0, 0)
+    shapes = {"w1": (nets, DIMENSIONS, hidden), "b1": (nets, hidden), "w2": (nets, hidden, len(CLASSES)),
+              "b2": (nets, len(CLASSES))}
+    wrong = [f"{head}{k} {w[k].shape} (expected {s})" for k, s in shapes.items() if w[k].shape != s]
+    if not nets or wrong:
+        raise ConfigError(f"the risk reader's weights at {path} have the wrong shape: "
+                          f"{', '.join(wrong) or 'no networks'}")
+    return w
+
+
 def _weights(head: str) -> dict[str, np.ndarray]:
     with _lock:
         if head not in _loaded:
-            try:
-                with np.load(WEIGHTS, allow_pickle=False) as z:
-                    w = {k: z[head + k] for k in ("w1", "b1", "w2", "b2")}
-            except (OSError, KeyError, ValueError) as exc:
-                raise ConfigError(f"cannot read the risk reader's weights at {WEIGHTS}: {exc}") from exc
-            if w["w2"].shape[-1] != len(CLASSES):
-                raise ConfigError(f"the risk reader at {WEIGHTS} has {w['w2'].shape[-1]} classes, "
-                                  f"expected {len(CLASSES)}")
-            _loaded[head] = w
+            _loaded[head] = _read(WEIGHTS, head)
         return _loaded[head]
+
+
+def verify() -> None:
+    """Check, at worker start, that the encoder (pinned SHA-256) and both readers' weights load; raises
+    ``ConfigError`` naming the file. Loads fresh copies and keeps none (a worker may fork after it)."""
+    SentenceEncoder()
+    for head in (STATEMENT, QUESTION):
+        _read(WEIGHTS, head)
 
 
 def rate_vectors(vectors: np.ndarray, head: str = STATEMENT) -> np.ndarray:
@@ -86,9 +119,11 @@ def reading(text: str) -> tuple[str, float] | None:
     return readings([text])[0]
 
 
-def readings(texts: list[str]) -> list[tuple[str, float] | None]:
-    """``reading`` of each text, in one batch."""
-    return _above(rate(texts), THRESHOLD)
+def readings(texts: list[str], thresholds: list[float] | None = None) -> list[tuple[str, float] | None]:
+    """``reading`` of each text, in one batch; ``thresholds``: one per text (default ``THRESHOLD``)."""
+    rated = rate(texts)
+    limits = thresholds or [THRESHOLD] * len(texts)
+    return [_above(p[None, :], t)[0] for p, t in zip(rated, limits, strict=True)]
 
 
 def question_topic(text: str) -> tuple[str, float] | None:
