@@ -44,6 +44,10 @@ def test_an_encoder_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> Non
         meaning.SentenceEncoder(changed, meaning.TOKENIZER)
     with pytest.raises(ConfigError, match="cannot read"):
         meaning.SentenceEncoder(tmp_path / "absent.onnx", meaning.TOKENIZER)
+    with pytest.raises(ConfigError, match="not the pinned one"):
+        meaning.verify_encoder(changed, meaning.TOKENIZER)
+    with pytest.raises(ConfigError, match="tokenizer"):
+        meaning.verify_encoder(meaning.ENCODER, tmp_path / "absent.json")
 
 
 def test_missing_reader_weights_are_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

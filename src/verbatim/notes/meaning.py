@@ -31,6 +31,21 @@ MAX_TOKENS = 256
 _BATCH = 32
 
 
+def verify_encoder(model: Path = ENCODER, tokenizer: Path = TOKENIZER) -> None:
+    """Check the pinned encoder's SHA-256 and that its tokenizer file is there, without loading either
+    (a worker start does this); ``ConfigError`` naming the file otherwise."""
+    try:
+        digest = hashlib.sha256(model.read_bytes()).hexdigest()
+        present = tokenizer.is_file()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the sentence encoder at {model.parent}: {exc}") from exc
+    if digest != ENCODER_SHA256:
+        raise ConfigError(f"the sentence encoder at {model} is not the pinned one (sha256 {digest}, "
+                          f"expected {ENCODER_SHA256}): refusing to load it")
+    if not present:
+        raise ConfigError(f"cannot read the sentence encoder's tokenizer at {tokenizer}: no such file")
+
+
 class SentenceEncoder:
     """One loaded encoder; ``embed`` is thread-safe (ONNX Runtime sessions are)."""
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from verbatim.errors import ConfigError
-from verbatim.notes.meaning import DIMENSIONS, SentenceEncoder, encoder
+from verbatim.notes.meaning import DIMENSIONS, encoder, verify_encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 #: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
@@ -89,9 +89,9 @@ def _weights(head: str) -> dict[str, np.ndarray]:
 
 
 def verify() -> None:
-    """Check, at worker start, that the encoder (pinned SHA-256) and both readers' weights load; raises
-    ``ConfigError`` naming the file. Loads fresh copies and keeps none (a worker may fork after it)."""
-    SentenceEncoder()
+    """Check, at worker start, the encoder's pinned SHA-256 and that both readers' weights load; raises
+    ``ConfigError`` naming the file. Keeps nothing loaded (a worker may fork after it)."""
+    verify_encoder()
     for head in (STATEMENT, QUESTION):
         _read(WEIGHTS, head)
 
