@@ -14,8 +14,8 @@ is left out, its meaning is in the question — and every patient line of three 
 in the ACI-BENCH *train* dialogues (Yim et al., Scientific Data 10, 586 (2023), CC BY 4.0) as
 ``none`` (ordinary clinical talk; lines ``risk_aci_labels.json`` labels are left out). Clinician
 items are not used: the reader never reads clinician speech. The networks: scikit-learn
-``MLPClassifier``, one hidden layer of 256 ReLU units, L2 penalty 1e-3, Adam, seeds 0–4; the same
-data gives the same weights.
+``MLPClassifier``, one hidden layer of 256 ReLU units, L2 penalty 1e-3, Adam, seeds 0–4 (fixed:
+a retrain on the same data and machine is meant to give the same networks; pin the printed SHA-256).
 
 Sets written for measuring and never trained on (``MEASURE_SETS``): ``risk_holdout14.json``,
 ``risk_holdout15.json`` (labelled statements by two authors who never saw the rules or any other
