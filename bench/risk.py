@@ -25,7 +25,7 @@ with any flag; ``therapist_false_flags`` = therapist items with any flag (count)
 and ``false_flags_by_meaning_check`` (counts): of those, the items only the meaning check
 (``verbatim.notes.risk_reader``) flagged. The meaning check was trained on the sets named in
 ``bench/train_risk_reader.py`` (``TRAIN_SETS``): its figures on them are training figures;
-``risk_holdout14.json``, ``risk_holdout15.json`` and ``risk_talk_b.json`` were never trained on.
+``MEASURE_SETS`` there (``risk_holdout14.json``, ``risk_holdout15.json``, ``risk_talk_d.json``) never were.
 
 ``--dialogues FILE``: whole dialogues in the ACI-BENCH shape ``{"data": [{"src", "file"}]}``
 (``[doctor]`` lines read as the clinician's, ``[patient]`` lines as the client's); every

@@ -31,18 +31,22 @@ MAX_TOKENS = 256
 _BATCH = 32
 
 
+def _pinned(blob: bytes, model: Path) -> None:
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != ENCODER_SHA256:
+        raise ConfigError(f"the sentence encoder at {model} is not the pinned one (sha256 {digest}, "
+                          f"expected {ENCODER_SHA256}): refusing to load it")
+
+
 def verify_encoder(model: Path = ENCODER, tokenizer: Path = TOKENIZER) -> None:
     """Check the pinned encoder's SHA-256 and that its tokenizer file is there, without loading either
     (a worker start does this); ``ConfigError`` naming the file otherwise."""
     try:
-        digest = hashlib.sha256(model.read_bytes()).hexdigest()
-        present = tokenizer.is_file()
+        blob = model.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read the sentence encoder at {model.parent}: {exc}") from exc
-    if digest != ENCODER_SHA256:
-        raise ConfigError(f"the sentence encoder at {model} is not the pinned one (sha256 {digest}, "
-                          f"expected {ENCODER_SHA256}): refusing to load it")
-    if not present:
+    _pinned(blob, model)
+    if not tokenizer.is_file():
         raise ConfigError(f"cannot read the sentence encoder's tokenizer at {tokenizer}: no such file")
 
 
@@ -56,12 +60,10 @@ class SentenceEncoder:
         try:
             blob = model.read_bytes()
             self._tokenizer = Tokenizer.from_file(str(tokenizer))
-        except (OSError, ValueError, Exception) as exc:  # tokenizers raises its own Exception type
+        except Exception as exc:  # OSError, or the tokenizers library's own Exception type
             raise ConfigError(f"cannot read the sentence encoder at {model.parent}: {exc}") from exc
-        digest = hashlib.sha256(blob).hexdigest()
-        if check_sha and digest != ENCODER_SHA256:
-            raise ConfigError(f"the sentence encoder at {model} is not the pinned one (sha256 {digest}, "
-                              f"expected {ENCODER_SHA256}): refusing to load it")
+        if check_sha:
+            _pinned(blob, model)
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
         options = ort.SessionOptions()

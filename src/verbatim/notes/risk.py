@@ -718,8 +718,10 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
             windows += [(n, spoken[i: i + size], risk_reader.PART_THRESHOLD) for size in (1, 2)
                         for i in range(len(spoken) - size + 1) if size < len(spoken)]
     # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
+    # A sentence the rules spoke to is theirs (asked once per sentence: it is in several windows).
+    ruled = {u.order for turn in turns for u in turn if considered(u.text)}
     windows = [(n, units_, t) for n, units_, t in windows if len(tx.words(_quote_span(units_, raw))) >= _FEWEST_WORDS
-               and not any(considered(u.text) for u in units_)]
+               and not any(u.order in ruled for u in units_)]
     rated = risk_reader.readings([_quote_span(units_, raw) for _, units_, _ in windows], [t for *_, t in windows])
     best: dict[int, tuple[float, str, list[Unit]]] = {}
     for (n, units_, _), rating in zip(windows, rated, strict=True):

@@ -41,7 +41,7 @@ WEIGHTS_SHA256 = "697195110a27f79f649fc99487c81adec20317eb242070ce42b4018d9cb840
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``1 − P(none)`` above which a turn is flagged; chosen on sets whose authors had not seen the rules
 #: (leave-one-set-out, then the never-trained-on sets): recall about 0.8 on their wording, about 3 %
-#: more of ordinary therapy talk flagged than the rules alone, one ACI-BENCH line in 4,748
+#: more of ordinary therapy talk flagged than the rules alone (README, "The meaning check")
 THRESHOLD = 0.9
 #: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
 #: sentences gives several such chances (measured: the whole-turn threshold there flagged 7 % of ordinary talk)
@@ -52,12 +52,13 @@ QUESTION_THRESHOLD = 0.8
 #: the two readers in the weights file: client statements, and clinician questions (their topic)
 STATEMENT, QUESTION = "", "q"
 
-_loaded: dict[str, dict[str, np.ndarray]] = {}
+_loaded: dict[str, dict[str, dict[str, np.ndarray]]] = {}
 _lock = threading.Lock()
 
 
-def _read(path: Path, head: str) -> dict[str, np.ndarray]:
-    """One reader's arrays, checked: ``ConfigError`` if the file is unreadable, damaged or mis-shaped."""
+def _read(path: Path) -> dict[str, dict[str, np.ndarray]]:
+    """Both readers' arrays (``STATEMENT``, ``QUESTION``), read once and checked: ``ConfigError`` if the
+    file is unreadable, changed, damaged or mis-shaped."""
     try:
         blob = path.read_bytes()
     except OSError as exc:
@@ -68,9 +69,16 @@ def _read(path: Path, head: str) -> dict[str, np.ndarray]:
                           f"expected {WEIGHTS_SHA256}): refusing to load them")
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-            w = {k: np.asarray(z[head + k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
+            heads = {head: {k: np.asarray(z[head + k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
+                     for head in (STATEMENT, QUESTION)}
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ConfigError(f"cannot read the risk reader's weights at {path}: {exc}") from exc
+    for head, w in heads.items():
+        _check_shapes(path, head, w)
+    return heads
+
+
+def _check_shapes(path: Path, head: str, w: dict[str, np.ndarray]) -> None:
     nets, hidden = w["b1"].shape if w["b1"].ndim == 2 else (0, 0)
     shapes = {"w1": (nets, DIMENSIONS, hidden), "b1": (nets, hidden), "w2": (nets, hidden, len(CLASSES)),
               "b2": (nets, len(CLASSES))}
@@ -78,22 +86,20 @@ def _read(path: Path, head: str) -> dict[str, np.ndarray]:
     if not nets or wrong:
         raise ConfigError(f"the risk reader's weights at {path} have the wrong shape: "
                           f"{', '.join(wrong) or 'no networks'}")
-    return w
 
 
 def _weights(head: str) -> dict[str, np.ndarray]:
     with _lock:
-        if head not in _loaded:
-            _loaded[head] = _read(WEIGHTS, head)
-        return _loaded[head]
+        if "w" not in _loaded:
+            _loaded["w"] = _read(WEIGHTS)
+        return _loaded["w"][head]
 
 
 def verify() -> None:
     """Check, at worker start, the encoder's pinned SHA-256 and that both readers' weights load; raises
     ``ConfigError`` naming the file. Keeps nothing loaded (a worker may fork after it)."""
     verify_encoder()
-    for head in (STATEMENT, QUESTION):
-        _read(WEIGHTS, head)
+    _read(WEIGHTS)
 
 
 def rate_vectors(vectors: np.ndarray, head: str = STATEMENT) -> np.ndarray:
