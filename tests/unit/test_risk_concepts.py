@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from verbatim.notes.evidence import units
-from verbatim.notes.risk import answer, categories_in, flags, mirrored, question_topic
+from verbatim.notes.risk import MEANING_KINDS, answer, categories_in, flags, mirrored, question_topic
 
 
 def check(*turns: tuple[str, str]) -> dict[str, Any]:
@@ -34,7 +34,9 @@ def test_a_question_is_read_from_the_clients_side_for_its_topic() -> None:
 
 def test_a_short_fragment_finishes_the_sentence_before_it() -> None:
     assert cats(check(("client", "I've been thinking about checking out. Like, permanently."))["flags"]) == {"suicide"}
-    assert check(("client", "I've been thinking about checking out."))["flags"] == []
+    # alone it is a rule's ambiguity (a hotel, a shop): the rules leave it; the meaning check may read it
+    assert [f for f in check(("client", "I've been thinking about checking out."))["flags"]
+            if f["kind"] not in MEANING_KINDS] == []
     assert cats(check(("client", "I wrote letters to my kids. Just in case I go through with it."))["flags"]) == {
         "suicide"}
 

@@ -16,7 +16,7 @@ from verbatim.notes.drafter import OfflineDrafter
 from verbatim.notes.evidence import units
 from verbatim.notes.formats import sections_of
 from verbatim.notes.render import plain_text
-from verbatim.notes.risk import MEANING_KIND, NOTHING_DETECTED, answer, flags, normalise, unfilled
+from verbatim.notes.risk import MEANING_KIND, MEANING_KINDS, NOTHING_DETECTED, answer, flags, normalise, unfilled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -380,3 +380,71 @@ def test_just_after_the_subject_and_me_before_being_do_not_hide_passive_ideation
         risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", reply))
         assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], (reply, risk)
     assert check(("client", "I just was not around when it happened, I was at work."))["flags"] == []
+
+
+def rule_flags(*turns: tuple[str, str]) -> list[dict[str, Any]]:
+    """The flags the rules raise (the meaning check's own are left out)."""
+    return [f for f in check(*turns)["flags"] if f["kind"] not in MEANING_KINDS]
+
+
+@pytest.mark.parametrize(("said_", "verdict"), [
+    # a correction, then the denial said again at the end: a denial
+    ("No... I mean, I've had the odd dark night, everybody does, but no. Nothing like that.", "no"),
+    ("no i mean ive thought like life's hard sometimes but no no not that", "no"),
+    ("um not really no i mean i've been low but not like that", "no"),
+    # an act told after the correction stays told
+    ("no well i did once but not like that", "past"), ("No, but I have thought about it.", "yes"),
+    ("No. Well, last week I did take extra pills.", "yes"),
+    ("Course not.", "no"), ("That's not me.", "no"), ("zero none nada", "no"), ("Not a flicker.", "no"),
+])
+def test_a_denial_said_again_after_a_correction_and_plain_refusals_are_denials(said_: str, verdict: str) -> None:
+    assert answer(said_) == verdict, said_
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("Before you go, I need to ask: are you safe? Any thoughts of ending your life?",
+     "Yeah, I'm safe. I'm not gonna do anything to myself, promise.", "suicide"),
+    ("With everything going on, are you still able to make sure the kids are fed and looked after?",
+     "No, they're fine, they eat, they're clean, they go to school.", "neglect"),
+    ("Do you ever burn yourself?", "uh no why would i do that no", "self_harm"),
+])
+def test_a_yes_im_safe_a_no_theyre_fine_and_a_why_would_i_are_denials_when_asked(
+        question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {category}, risk
+
+
+@pytest.mark.parametrize("text", [
+    "Had three overdoses in on my night shift, all teenagers.", "Thirty years on A&E I saw every kind of overdose.",
+    "I overdosed on Netflix this weekend.", "i want to die my hair blue for the formal",
+    "i cut my own fringe and now i wanna die lol its so bad", "My little brother hit me with a Nerf dart.",
+    "The menopause is hitting me like a freight train.", "My business partner stabbed me in the back.",
+    "i feel like my sister throws me under the bus every time", "It's like there's a grey cloud following me around.",
+    "I have a big family and I always feel like the odd one out.",
+    "i was like so hungover i literally wanted to die",
+    "My daughter's dissertation is on self-harm in teenagers.",
+])
+def test_overdoses_seen_at_work_hyperbole_and_idioms_of_hitting_and_stabbing_are_look_alikes(text: str) -> None:
+    assert rule_flags(("client", text)) == [], text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I've had three overdoses in the last year.", "suicide"), ("He hit me with his belt.", "abuse"),
+    ("I was so low I wanted to die.", "suicide"), ("ive thought about eating my gun", "suicide"),
+    ("My ex keeps following me home.", "abuse"),
+])
+def test_the_look_alikes_leave_the_same_words_said_in_earnest(text: str, category: str) -> None:
+    assert cats(rule_flags(("client", text))) == {category}, text
+
+
+def test_thoughts_long_past_and_resolved_are_history_but_a_past_attempt_is_a_flag() -> None:
+    for resolved in ("I used to think about dying a lot when I was nineteen, but that was twenty years ago and I'm "
+                     "in a completely different place.",
+                     "When I was younger I used to think about hurting people who bullied me, but that's long gone.",
+                     "um i used to self harm when i was a teenager but its been like ten years now and i dont get the "
+                     "urges at all anymore"):
+        assert rule_flags(("client", resolved)) == [], resolved
+    attempt = "I tried to overdose when I was nineteen, but that was twenty years ago and I'm in a different place now."
+    assert cats(rule_flags(("client", attempt))) == {"suicide"}
+    # thoughts that are past but not said to be over stay flags
+    assert cats(rule_flags(("client", "I used to think about dying a lot when I was nineteen."))) == {"suicide"}

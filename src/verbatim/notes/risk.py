@@ -122,6 +122,7 @@ friends roommate ex kid child nephew niece stepdad stepmom stepfather stepmother
 coworker classmate parents family someone somebody people patient student man woman guy girl boy lady bloke
 character person mate mates pal buddy bestie fiance fiancé fiancee fiancée flatmate housemate teammate client
 resident tenant grandson granddaughter grandchild stepson stepdaughter twin godson goddaughter nan nana gran granny
+fella fellow chap lad lass lads blokes guys men women teen teenager teenagers
 """))
 
 
@@ -324,7 +325,7 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
                     hits.append(f)
         if not hits and topic and n < len(parts):
             a = READING["ANAPHOR"].search(clause)
-            if a is not None and not _hypothetical(clause, a.start()):
+            if a is not None and not _hypothetical(clause, a.start()) and not _lookalike(clause, a.start(), a.end()):
                 negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
                 words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
                 hits = [Finding(c, "answer about the topic asked", words, negated=negated) for c in sorted(topic)]
@@ -332,6 +333,10 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
             key = f"{f.category}/other" if f.other_person else f.category
             if key not in found or (found[key].negated and not f.negated):
                 found[key] = f
+    if _PAST_THEN.search(whole) and _RESOLVED.search(whole):
+        # "I used to think about dying when I was nineteen, but that was twenty years ago": thoughts long
+        # resolved are history, not risk; a past attempt, plan, method or abuse told stays a flag.
+        found = {k: f for k, f in found.items() if f.other_person or f.kind not in _THOUGHTS}
     kin = {f.category for f in found.values() if f.other_person} | (set(kin_topic) & {"suicide", "self_harm"})
     for category in sorted(kin - {f.category for f in found.values() if not f.other_person}):
         same = _SAME.search(whole)
@@ -341,6 +346,22 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
     return list(found.values())
 
 
+#: a time long past, and a sentence saying it is over: with both, thoughts (``_THOUGHTS``) then are history
+_PAST_THEN = re.compile(r"\b(?:used to|years? ago|when i was (?:younger|a (?:kid|teen\w*|child)|in (?:school|college|"
+                        r"high school|uni)|\d+|\w+teen|twenty\w*)|as a (?:kid|teen\w*|child)|back in (?:school|college|"
+                        r"high school|uni|the day)|in high school|a long time ago|ages ago|when i first)\b")
+_RESOLVED = re.compile(r"\b(?:not|never) (?:a worry|part of my life|something i \w+|an issue|a problem|come close|"
+                       r"been back)\b|\blong gone\b|\bgone now\b|\bnowhere near (?:that|there|it)\b|"
+                       r"\b(?:haven't|have not|hasn't|not) (?:had|felt|thought)\b.{0,40}\b(?:in|for) "
+                       r"(?:over |more than )?(?:a decade|years|\w+ years|ages)\b|"
+                       r"\b(?:don't|do not|never) (?:get|have|feel)\b.{0,30}"
+                       r"\b(?:any ?more|these days)\b|\b(?:completely |totally |very )?different place\b|"
+                       r"\b(?:got|getting) (?:help|through it|past it)\b|\bworked through (?:it|that|them)\b|"
+                       r"\b(?:much )?(?:better|good) place\b|\bnot any ?more\b|\bit's been (?:like )?\w+ years\b|"
+                       r"\bthat was (?:over |more than )?\w+ years ago\b")
+#: the kinds of finding that are thoughts and urges, not acts
+_THOUGHTS = frozenset({"passive ideation", "active ideation", "thoughts of harming others", "perceived burdensomeness",
+                       "self-injury"})
 #: the client saying of another person's suicide or self-harm that they think of doing the same
 #: ("my brother killed himself and sometimes I think about doing the same")
 _SAME = re.compile(
@@ -464,6 +485,10 @@ def answer(text: str) -> str | None:
     if READING["NO"].search(t):
         # "No... well, last night I did.": the denial taken back in the same breath is a yes
         corrected = _SELF_CORRECTION.search(t)
+        after = t[corrected.end():] if corrected is not None else ""
+        if corrected is not None and (_REDENIED.search(after) or
+                                      (_NOT_LIKE_THAT.search(after) and not _ACTED.search(after))):
+            return "no"  # "No... I mean, I've thought life's hard, but no. Not that.": denied again at the end
         if corrected is not None:
             return "past" if _LONG_AGO.search(t[corrected.start():]) else "yes"
         return "no"
@@ -475,6 +500,19 @@ _SELF_CORRECTION = re.compile(
     r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
     r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|once|twice|"
     r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
+#: an answer that the client is safe, whatever the question's wording
+_SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
+#: an answer that the people asked about are cared for: a "no" to an inverted question that still denies it
+_CARED_FOR = re.compile(r"\b(?:they're|they are|he's|she's|he is|she is|we're|it's) (?:all |totally |completely |"
+                        r"well )?(?:fine|ok|okay|good|alright|all right|safe|looked after|cared for|covered)\b|"
+                        r"\bnever (?:alone|on (?:his|her|their) own|left)\b")
+#: a denial said again after the correction, closing the answer ("…, but no. Nothing like that.")
+_REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never)\b(?:[\s,.!]+(?:no|not that|nothing like that|"
+                       r"not like that|never))*[\s,.!…]*$|"
+                       r"\b(?:no|nah)[\s,.!]+(?:not that|nothing like that|not like that)[\s,.!…]*$")
+#: "…, i mean i've been low but not like that": a state, not an act, taken back
+_NOT_LIKE_THAT = re.compile(r"\bbut[\s,.]+not (?:like that|that|really|seriously|that bad)[\s,.!…]*$")
+_ACTED = re.compile(r"\b(?:did|done|tried|once|twice|have|had|took|used to)\b")
 _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
@@ -521,6 +559,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     pending: _Asked | None = None
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
     unread: list[list[Unit]] = []  # client turns the rules found nothing in (for the meaning check)
+    unread_answers: dict[int, tuple[list[Unit], frozenset[str]]] = {}  # of those, answers: their question, topic
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
@@ -546,6 +585,8 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         denied += t_denials
         family += t_family
         if meaning and not (t_flags or t_denials or t_family) and carry is None:
+            if question is not None and topic and not inverted:
+                unread_answers[len(unread)] = (question, topic)
             unread.append(turn)
         # A clarification ("What, like suicidal?"): the question stands for the next answer.
         pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
@@ -556,7 +597,14 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         # Added after the rules have read every turn, so a meaning flag never gives a later answer its topic;
         # then put back in the record's order.
         position = {u.segment_id: u.position for u in items}
-        found = sorted(found + _meaning_flags(unread, raw), key=lambda e: position.get(e["segment_id"], 0))
+        read_flags = _meaning_flags(unread, raw)
+        # An answer the statement reader flagged is a disclosure; only the others are read as answers.
+        flagged_turns = {e["segment_id"] for e in read_flags}
+        answers = {n: qt for n, qt in unread_answers.items()
+                   if not any(u.segment_id in flagged_turns for u in unread[n])}
+        answer_flags, answer_denials = _meaning_answers(unread, answers, raw)
+        found = sorted(found + read_flags + answer_flags, key=lambda e: position.get(e["segment_id"], 0))
+        denied = sorted(denied + answer_denials, key=lambda e: position.get(e["segment_id"], 0))
     out: dict[str, Any] = {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied,
                            "family_history": family}
     # The sentence that says nothing was detected goes only where nothing was (a reader showing
@@ -653,6 +701,11 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         if verdict is None and topic & {"abuse", "harm_to_others"} and READING["WHO"].search(
                 READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))):
             verdict = "yes"  # "Mostly my ex." to "Has anyone been hurting you?"
+        said_first = normalise(spoken[start].text)
+        if verdict == "yes" and not inverted and _SAFE.search(said_first) and not tx.negated(said_first):
+            verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
+        if inverted and verdict == "no" and _CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))):
+            verdict = "yes"  # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
@@ -696,6 +749,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
 
 MEANING_KIND = "reads like a risk statement"
 """``kind`` of a flag the meaning check (``risk_reader``) raised where no rule matched."""
+MEANING_ANSWER_KIND = "answer read as yes"
+"""``kind`` of a flag on an answer the rules could not read that the answer reader reads as a disclosure."""
+MEANING_KINDS = (MEANING_KIND, MEANING_ANSWER_KIND)
 #: a client turn up to this many words is also rated whole (the reader was trained on whole utterances);
 #: every turn of several sentences a sentence and two sentences at a time, so one risk sentence among
 #: ordinary ones is not diluted
@@ -736,6 +792,37 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
                  "end_s": units_[-1].end_s}
         out.append(_uncertain(entry) if any(u.speaker_uncertain for u in turns[n]) else entry)
     return out
+
+
+def _meaning_answers(turns: list[list[Unit]], asked: dict[int, tuple[list[Unit], frozenset[str]]],
+                     raw: dict[int, str]) -> tuple[Entries, Entries]:
+    """Flags and denials of answers the rules could not read ("zero none nada", "Lost too many mates
+    to it. I'd never put my family through that."): the answer reader (``risk_reader.answer_reading``)
+    reads each beside its question; ``asked`` maps an index of ``turns`` to its question and topic."""
+    flagged: Entries = []
+    denied: Entries = []
+    for n, (question, topic) in sorted(asked.items()):
+        spoken = [u for u in turns[n] if not _bare(raw.get(u.order, u.text))]
+        if not spoken:
+            continue
+        quote = _quote_span(spoken, raw)
+        asking_ = " ".join(u.text for u in question if _is_question(u)) or " ".join(u.text for u in question)
+        rating = risk_reader.answer_reading(asking_, quote)
+        if rating is None:
+            continue
+        verdict, share = rating
+        q = _quote_units(question)
+        for c in sorted(topic):
+            if verdict == "denies":
+                reason = f"denied when asked (the meaning check reads the answer as a denial, {int(share * 100)}%)"
+            else:
+                reason = f"the meaning check reads the answer as yes ({int(share * 100)}%); no rule matched these words"
+            kind = "denied when asked" if verdict == "denies" else MEANING_ANSWER_KIND
+            entry = {**_entry(c, kind, reason, spoken[0], quote, q), "end_s": spoken[-1].end_s}
+            if any(u.speaker_uncertain for u in turns[n]):
+                entry = _uncertain(entry)
+            (denied if verdict == "denies" else flagged).append(entry)
+    return flagged, denied
 
 
 UNCERTAIN_SPEAKER_NOTE = "speaker uncertain: check who said it"

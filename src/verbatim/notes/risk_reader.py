@@ -37,27 +37,36 @@ from verbatim.notes.meaning import DIMENSIONS, encoder, verify_encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 #: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
-WEIGHTS_SHA256 = "697195110a27f79f649fc99487c81adec20317eb242070ce42b4018d9cb8408d"
+WEIGHTS_SHA256 = "6af4ad04012ee3a8d47208925fb953ce99f5605f1fb3cfd7271df9c4e4dffdf6"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``1 − P(none)`` above which a turn is flagged; chosen on sets whose authors had not seen the rules
 #: (leave-one-set-out, then the never-trained-on sets): recall about 0.8 on their wording, about 3 %
 #: more of ordinary therapy talk flagged than the rules alone (README, "The meaning check")
-THRESHOLD = 0.9
+THRESHOLD = 0.95
 #: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
 #: sentences gives several such chances (measured: the whole-turn threshold there flagged 7 % of ordinary talk)
-PART_THRESHOLD = 0.98
+PART_THRESHOLD = 0.99
 
 #: a clinician question whose ``1 − P(none)`` exceeds this asks about the likeliest category
 QUESTION_THRESHOLD = 0.8
-#: the two readers in the weights file: client statements, and clinician questions (their topic)
-STATEMENT, QUESTION = "", "q"
+#: the three readers in the weights file: client statements, clinician questions (their topic), and a
+#: client's answer to a question about risk (with the question: does it deny, disclose, or neither)
+STATEMENT, QUESTION, ANSWER = "", "q", "a"
+#: what the answer reader tells apart, its classes in order
+ANSWER_CLASSES = ("neither", "denies", "discloses")
+#: the answer reader's share above which an answer the rules could not read is a denial, or a disclosure
+ANSWER_THRESHOLD = 0.97
+#: each reader's input width (the answer reader reads the question's vector and the answer's, side by side)
+#: and its classes
+_SHAPE = {STATEMENT: (DIMENSIONS, len(CLASSES)), QUESTION: (DIMENSIONS, len(CLASSES)),
+          ANSWER: (2 * DIMENSIONS, len(ANSWER_CLASSES))}
 
 _loaded: dict[str, dict[str, dict[str, np.ndarray]]] = {}
 _lock = threading.Lock()
 
 
 def _read(path: Path) -> dict[str, dict[str, np.ndarray]]:
-    """Both readers' arrays (``STATEMENT``, ``QUESTION``), read once and checked: ``ConfigError`` if the
+    """The readers' arrays (``STATEMENT``, ``QUESTION``, ``ANSWER``), read once and checked: ``ConfigError`` if the
     file is unreadable, changed, damaged or mis-shaped."""
     try:
         blob = path.read_bytes()
@@ -70,7 +79,7 @@ def _read(path: Path) -> dict[str, dict[str, np.ndarray]]:
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
             heads = {head: {k: np.asarray(z[head + k], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")}
-                     for head in (STATEMENT, QUESTION)}
+                     for head in _SHAPE}
     except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise ConfigError(f"cannot read the risk reader's weights at {path}: {exc}") from exc
     for head, w in heads.items():
@@ -80,8 +89,8 @@ def _read(path: Path) -> dict[str, dict[str, np.ndarray]]:
 
 def _check_shapes(path: Path, head: str, w: dict[str, np.ndarray]) -> None:
     nets, hidden = w["b1"].shape if w["b1"].ndim == 2 else (0, 0)
-    shapes = {"w1": (nets, DIMENSIONS, hidden), "b1": (nets, hidden), "w2": (nets, hidden, len(CLASSES)),
-              "b2": (nets, len(CLASSES))}
+    width, classes = _SHAPE[head]
+    shapes = {"w1": (nets, width, hidden), "b1": (nets, hidden), "w2": (nets, hidden, classes), "b2": (nets, classes)}
     wrong = [f"{head}{k} {w[k].shape} (expected {s})" for k, s in shapes.items() if w[k].shape != s]
     if not nets or wrong:
         raise ConfigError(f"the risk reader's weights at {path} have the wrong shape: "
@@ -103,7 +112,8 @@ def verify() -> None:
 
 
 def rate_vectors(vectors: np.ndarray, head: str = STATEMENT) -> np.ndarray:
-    """Class probabilities (n, 6) of sentence vectors (n, 384): the mean of the networks' softmaxes."""
+    """Class probabilities (n, classes) of sentence vectors (n, width): the mean of the networks'
+    softmaxes; ``STATEMENT`` and ``QUESTION``: (n, 384) → (n, 6); ``ANSWER``: (n, 768) → (n, 3)."""
     w = _weights(head)
     hidden = np.maximum(np.einsum("nd,mdh->mnh", vectors, w["w1"]) + w["b1"][:, None, :], 0.0)
     logits = np.einsum("mnh,mhc->mnc", hidden, w["w2"]) + w["b2"][:, None, :]
@@ -136,6 +146,16 @@ def question_topic(text: str) -> tuple[str, float] | None:
     """``(category, share)`` a clinician's question asks about (``1 − P(none)`` above
     ``QUESTION_THRESHOLD``), else None: "Is anyone taking your money?" → abuse."""
     return _above(rate_vectors(encoder().embed([text]), QUESTION), QUESTION_THRESHOLD)[0]
+
+
+def answer_reading(question: str, answer: str) -> tuple[str, float] | None:
+    """``("denies"|"discloses", share)`` when the answer reader's share for one of them exceeds
+    ``ANSWER_THRESHOLD``, else None: "zero none nada" to "how strong are any thoughts of suicide,
+    zero to ten?" → denies. ``question``: the clinician's question; ``answer``: the client's turn."""
+    q, a = encoder().embed([question, answer])
+    p = rate_vectors(np.concatenate([q, a])[None, :], ANSWER)[0]
+    best = 1 + int(np.argmax(p[1:]))
+    return (ANSWER_CLASSES[best], float(p[best])) if p[best] > ANSWER_THRESHOLD else None
 
 
 def _above(rated: np.ndarray, threshold: float) -> list[tuple[str, float] | None]:
