@@ -44,6 +44,8 @@ TRAIN_SETS = ("risk_items", "risk_holdout",
               *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23,
                                              24, 25, 26, 27)),
               *(f"risk_talk_{x}" for x in "abcefg"), "risk_near_g", "risk_near_h")
+#: written after the shipped weights were trained, not yet used: training data for the next retrain
+NEXT_SETS = ("risk_holdout30", "risk_talk_i", "risk_talk_j", "risk_near_i")
 #: written for measuring, never trained on
 MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d", "risk_holdout28", "risk_holdout29", "risk_talk_h")
 SEEDS = 5
