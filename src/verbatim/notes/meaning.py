@@ -3,7 +3,8 @@
 ``SentenceEncoder.embed(texts)`` → float32 array (len(texts), 384), each row L2-normalised, so a dot
 product is a cosine similarity. The encoder (``models/sentence_encoder.onnx``, int8 weights) and its
 WordPiece tokenizer (``models/sentence_encoder_tokenizer.json``) were exported once by
-``scripts/export_sentence_encoder.py``; the file's SHA-256 is pinned and checked before it is loaded
+``scripts/export_sentence_encoder.py``, after the encoder's weights were fine-tuned on the labelled risk
+sets by ``scripts/finetune_sentence_encoder.py``; the file's SHA-256 is pinned and checked before it is loaded
 (``ConfigError`` if it changed). Text is cut at 256 tokens, as sentence-transformers does.
 
 Why not sentence-transformers itself: it needs PyTorch, which would make the install gigabytes;

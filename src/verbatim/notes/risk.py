@@ -796,28 +796,31 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
 
 def _meaning_answers(turns: list[list[Unit]], asked: dict[int, tuple[list[Unit], frozenset[str]]],
                      raw: dict[int, str]) -> tuple[Entries, Entries]:
-    """Flags and denials of answers the rules could not read ("zero none nada", "Lost too many mates
-    to it. I'd never put my family through that."): the answer reader (``risk_reader.answer_reading``)
-    reads each beside its question; ``asked`` maps an index of ``turns`` to its question and topic."""
-    flagged: Entries = []
-    denied: Entries = []
+    """Flags and denials of answers the rules could not read ("Lost too many mates to it. I'd never put
+    my family through that."): the answer reader (``risk_reader.answer_readings``) reads each beside its
+    question, all in one batch; ``asked`` maps an index of ``turns`` to its question and topic."""
+    read_: list[tuple[int, list[Unit], list[Unit], frozenset[str]]] = []
     for n, (question, topic) in sorted(asked.items()):
         spoken = [u for u in turns[n] if not _bare(raw.get(u.order, u.text))]
-        if not spoken:
-            continue
-        quote = _quote_span(spoken, raw)
-        asking_ = " ".join(u.text for u in question if _is_question(u)) or " ".join(u.text for u in question)
-        rating = risk_reader.answer_reading(asking_, quote)
+        if spoken:
+            read_.append((n, spoken, question, topic))
+    pairs = [(" ".join(u.text for u in question if _is_question(u)) or " ".join(u.text for u in question),
+              _quote_span(spoken, raw)) for _, spoken, question, _ in read_]
+    flagged: Entries = []
+    denied: Entries = []
+    for (n, spoken, question, topic), (_, quote), rating in zip(read_, pairs, risk_reader.answer_readings(pairs),
+                                                                strict=True):
         if rating is None:
             continue
         verdict, share = rating
+        if verdict == "denies":
+            kind, reason = "denied when asked", (f"denied when asked (the meaning check reads the answer as a "
+                                                 f"denial, {int(share * 100)}%)")
+        else:
+            kind, reason = MEANING_ANSWER_KIND, (f"the meaning check reads the answer as yes ({int(share * 100)}%); "
+                                                 "no rule matched these words")
         q = _quote_units(question)
         for c in sorted(topic):
-            if verdict == "denies":
-                reason = f"denied when asked (the meaning check reads the answer as a denial, {int(share * 100)}%)"
-            else:
-                reason = f"the meaning check reads the answer as yes ({int(share * 100)}%); no rule matched these words"
-            kind = "denied when asked" if verdict == "denies" else MEANING_ANSWER_KIND
             entry = {**_entry(c, kind, reason, spoken[0], quote, q), "end_s": spoken[-1].end_s}
             if any(u.speaker_uncertain for u in turns[n]):
                 entry = _uncertain(entry)

@@ -12,7 +12,9 @@ lines as harmless speech) give the probability of each category; their mean is t
 ``reading(text)`` → ``(category, share)`` when the turn reads as risk with
 ``1 − P(none) > THRESHOLD``, else None. A second set of networks reads a clinician's question the
 rules found no topic in (``question_topic``: "Is anyone taking your money?" asks about abuse), so
-the answer to it is read as an answer — a "no" is then a denial shown, a "yes" a flag.
+the answer to it is read as an answer — a "no" is then a denial shown, a "yes" a flag. A third reads
+an answer the rules could not read beside its question (``answer_readings``: denies, discloses or
+neither). The encoder was fine-tuned on the same labelled sets (``scripts/finetune_sentence_encoder.py``).
 The weights are ``models/risk_reader.npz`` (plain arrays,
 no pickle, SHA-256 pinned); ``ConfigError`` if they cannot be read or changed.
 
@@ -39,9 +41,9 @@ WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 #: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
 WEIGHTS_SHA256 = "6af4ad04012ee3a8d47208925fb953ce99f5605f1fb3cfd7271df9c4e4dffdf6"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
-#: ``1 − P(none)`` above which a turn is flagged; chosen on sets whose authors had not seen the rules
-#: (leave-one-set-out, then the never-trained-on sets): recall about 0.8 on their wording, about 3 %
-#: more of ordinary therapy talk flagged than the rules alone (README, "The meaning check")
+#: ``1 − P(none)`` above which a turn is flagged; chosen, with ``PART_THRESHOLD``, on sets left out of a
+#: validation fine-tune (holdout20–23, talk_e), then checked on the never-trained-on sets: recall 0.81–0.97
+#: on their wording (README, "The tuned encoder")
 THRESHOLD = 0.95
 #: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
 #: sentences gives several such chances (measured: the whole-turn threshold there flagged 7 % of ordinary talk)
@@ -148,14 +150,19 @@ def question_topic(text: str) -> tuple[str, float] | None:
     return _above(rate_vectors(encoder().embed([text]), QUESTION), QUESTION_THRESHOLD)[0]
 
 
-def answer_reading(question: str, answer: str) -> tuple[str, float] | None:
-    """``("denies"|"discloses", share)`` when the answer reader's share for one of them exceeds
-    ``ANSWER_THRESHOLD``, else None: "zero none nada" to "how strong are any thoughts of suicide,
-    zero to ten?" → denies. ``question``: the clinician's question; ``answer``: the client's turn."""
-    q, a = encoder().embed([question, answer])
-    p = rate_vectors(np.concatenate([q, a])[None, :], ANSWER)[0]
-    best = 1 + int(np.argmax(p[1:]))
-    return (ANSWER_CLASSES[best], float(p[best])) if p[best] > ANSWER_THRESHOLD else None
+def answer_readings(pairs: list[tuple[str, str]]) -> list[tuple[str, float] | None]:
+    """For each ``(question, answer)`` — the clinician's question, the client's turn —
+    ``("denies"|"discloses", share)`` when the answer reader's share for one of them exceeds
+    ``ANSWER_THRESHOLD``, else None ("Lost too many mates to it. I'd never put my family through
+    that." to a suicide question → denies); all pairs in one batch."""
+    if not pairs:
+        return []
+    vectors = encoder().embed([text for pair in pairs for text in pair]).reshape(len(pairs), 2 * DIMENSIONS)
+    out: list[tuple[str, float] | None] = []
+    for p in rate_vectors(vectors, ANSWER):
+        best = 1 + int(np.argmax(p[1:]))
+        out.append((ANSWER_CLASSES[best], float(p[best])) if p[best] > ANSWER_THRESHOLD else None)
+    return out
 
 
 def _above(rated: np.ndarray, threshold: float) -> list[tuple[str, float] | None]:
