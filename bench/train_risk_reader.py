@@ -35,7 +35,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.neural_network import MLPClassifier
 
+from verbatim.notes import text as tx
+from verbatim.notes.evidence import units
 from verbatim.notes.meaning import encoder
+from verbatim.notes.risk import FEWEST_WORDS
 from verbatim.notes.risk_reader import ANSWER, ANSWER_CLASSES, CLASSES, QUESTION, STATEMENT, WEIGHTS
 
 HERE = Path(__file__).resolve().parent
@@ -53,6 +56,8 @@ HIDDEN = 256
 ALPHA = 1e-3
 #: a risk item with context turns and fewer words than this is an answer, left out of training
 ANSWER_WORDS = 8
+#: sets of ordinary talk (every item ``none``) whose sentences and sentence pairs are also ``none`` examples
+FRAGMENT_SETS = "risk_talk_"
 _LINE = re.compile(r"^\[(doctor|patient)\]\s*(.*)$")
 
 
@@ -74,6 +79,17 @@ def aci_lines(who: str = "patient") -> list[str]:
     return out
 
 
+def fragments(text: str) -> list[str]:
+    """The windows the meaning check reads in a turn of several sentences: each sentence and each
+    pair, of ``FEWEST_WORDS`` words or more (as ``verbatim.notes.risk`` splits and filters them)."""
+    said = [u.text for u in units([{"id": "s", "speaker": "client", "start_s": 0.0, "end_s": 1.0, "text": text}],
+                                  "client")]
+    if len(said) < 2:
+        return []
+    windows = [" ".join(said[i: i + size]) for size in (1, 2) for i in range(len(said) - size + 1) if size < len(said)]
+    return [w for w in windows if len(tx.words(w)) >= FEWEST_WORDS]
+
+
 def examples(sets: list[str]) -> tuple[list[str], list[int]]:
     texts: list[str] = []
     labels: list[int] = []
@@ -86,6 +102,13 @@ def examples(sets: list[str]) -> tuple[list[str], list[int]]:
                 continue  # "Um... kind of, yeah": risk only with the question it answers (the rules' part)
             texts.append(item["text"])
             labels.append(0 if item["denied"] else CLASSES.index(item["label"]))
+            if name.startswith(FRAGMENT_SETS):
+                # A sentence of ordinary talk is ordinary alone too ("Like I'd been caught."): the reader
+                # rates such parts of a turn at run time, so it learns them. Not the look-alike sets' parts:
+                # "I don't want to be here anymore." is only harmless with the "In Leeds, I mean." after it.
+                parts = fragments(item["text"])
+                texts += parts
+                labels += [0] * len(parts)
     return texts, labels
 
 

@@ -450,3 +450,120 @@ def test_thoughts_long_past_and_resolved_are_history_but_a_past_attempt_is_a_fla
     assert cats(rule_flags(("client", attempt))) == {"suicide"}
     # thoughts that are past but not said to be over stay flags
     assert cats(rule_flags(("client", "I used to think about dying a lot when I was nineteen."))) == {"suicide"}
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I know I said I wish I was dead earlier but that's just how I talk.", "suicide"),
+    ("what no like i said i'd kill him but i didn't mean it like that", "harm_to_others"),
+])
+def test_the_clients_own_words_taken_back_in_the_same_breath_are_a_denial(text: str, category: str) -> None:
+    risk = check(("client", text))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {category}, risk
+    # the same words not taken back stay a flag
+    kept = re.sub(r"\s*but .*$", "", text) + " and I meant it."
+    assert cats(rule_flags(("client", kept))) == {category}, kept
+
+
+def test_a_negation_hedged_with_exactly_keeps_the_wish() -> None:
+    risk = check(("client", "I don't want to die exactly, I just want everything to stop."))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+    assert cats(check(("client", "I don't want to die."))["denials"]) == {"suicide"}
+
+
+@pytest.mark.parametrize(("text", "category", "negated"), [
+    ("no no i'm not going to do anything stupid i promise", "suicide", True),
+    ("I'm scared I'll do something stupid tonight.", "suicide", False),
+    ("She threw the kettle at me. Boiled.", "abuse", False),
+    ("if a bus hit me i'd be like oh okay fine i wouldn't step out of the way", "suicide", False),
+    ("I bang my head on the steering wheel when I'm parked outside work.", "self_harm", False),
+    ("I've been stockpiling my dad's morphine since he passed.", "suicide", False),
+])
+def test_euphemisms_thrown_objects_and_welcomed_accidents_are_read(text: str, category: str, negated: bool) -> None:
+    risk = check(("client", text))
+    assert cats(risk["denials" if negated else "flags"]) == {category}, risk
+
+
+@pytest.mark.parametrize("text", [
+    "I might do something stupid like quit my job.", "My son threw the ball at me and I caught it.",
+    "I was shooting myself in the foot all game, missed two sitters.",
+    "I've been burning the candle at both ends.", "I work in the police, domestic abuse unit.",
+    "We had an overdose call on Tuesday, young lad.",
+])
+def test_silly_choices_games_idioms_and_work_are_look_alikes(text: str) -> None:
+    assert rule_flags(("client", text)) == [], text
+
+
+def test_an_elliptical_do_you_ever_asks_what_the_lead_in_said() -> None:
+    risk = check(("therapist", "Some people hurt themselves when they feel like that. Do you ever?"),
+                 ("client", "Nah, that's not me."))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"self_harm"}, risk
+
+
+def test_a_state_granted_then_the_act_denied_is_a_denial() -> None:
+    assert answer("uh no i mean i've had bad days but i've never like tried or anything never") == "no"
+    assert answer("no, i mean i did try once but i've never told anyone") != "no"
+
+
+def test_any_previous_attempts_asks_about_suicide_and_a_no_to_it_is_a_denial() -> None:
+    risk = check(("therapist", "Any previous attempts?"), ("client", "uh no i mean i've had bad days but i've never "
+                                                                    "like tried or anything never"))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+
+
+def test_a_carer_saying_she_is_eating_fine_denies_neglect_to_the_inverted_question() -> None:
+    risk = check(("therapist", "Is your mum getting everything she needs at the moment?"),
+                 ("client", "um no she's eating fine like i do all her meals and the carer comes twice a day"))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"neglect"}, risk
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I've told him if he doesn't pay by the end of the month he'll be in a wheelchair.", "harm_to_others"),
+    ("Last night I stood at his door with a hammer in my hand. I went home.", "harm_to_others"),
+    ("I told him if he keeps drinking like that he'll end up in hospital.", None),
+    ("I went round to her place with a hammer to put up the shelves.", None),
+])
+def test_a_threat_and_a_weapon_taken_to_a_door_but_not_a_warning_or_diy(text: str, category: str | None) -> None:
+    assert cats(rule_flags(("client", text))) == ({category} if category else set()), text
+
+
+@pytest.mark.parametrize("text", [
+    "I don't want to be here anymore. In Leeds, I mean. It's grey and I don't know anyone.",
+    "I've been cutting. Cutting my hours, I mean, down to four days a week.",
+    "I'm going to murder my brother if he borrows my car again. Not literally, obviously.",
+])
+def test_a_sentence_that_says_the_one_before_meant_something_else_takes_it_back(text: str) -> None:
+    assert rule_flags(("client", text)) == [], text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I don't want to be here anymore. Alive, I mean.", "suicide"),
+    ("I cut myself. On purpose, I mean.", "self_harm"), ("I've been cutting again. My arms, I mean.", "self_harm"),
+    ("I don't want to be here anymore. In this world, I mean.", "suicide"),
+    ("I want to kill myself. Not joking.", "suicide"),
+])
+def test_a_clarification_that_says_the_words_were_meant_keeps_the_flag(text: str, category: str) -> None:
+    assert cats(rule_flags(("client", text))) == {category}, text
+
+
+@pytest.mark.parametrize("text", [
+    "My son came home with a big bruise on his arm. He did it wrestling with his cousin on the trampoline.",
+    "my son's got a black eye from rugby", "so i got bitten by a dog at work i'm a postman",
+    "My hands are covered in cuts at the moment. I've started bouldering at the climbing wall.",
+    "so the burns on my arms are from work i'm a baker and the ovens are ancient",
+    "I took a whole handful of pills last night. Vitamin D, iron, magnesium.",
+    "I'm on a lot of painkillers right now after the ACL reconstruction.",
+    "i'm literally going to die if i have to do another plank", "the only thing keeping me going is coffee",
+    "My wife said if I come off it she'll kill me.",
+])
+def test_injuries_with_an_ordinary_cause_said_then_or_next_and_everyday_hyperbole_are_look_alikes(text: str) -> None:
+    assert rule_flags(("client", text)) == [], text
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("He gave me a black eye. After the match he was drunk.", "abuse"),
+    ("He burned me with a cigarette. He does it with the lighter from the kitchen.", "abuse"),
+    ("I cut myself again on Saturday. Then I went to the match.", "self_harm"),
+    ("I cut myself on Saturday. I was so angry after the match.", "self_harm"),
+])
+def test_an_injury_meant_or_given_is_not_explained_away_by_the_next_sentence(text: str, category: str) -> None:
+    assert cats(rule_flags(("client", text))) == {category}, text

@@ -41,7 +41,7 @@ the meaning check is what generalises to wording nobody wrote a rule for.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from verbatim.notes import risk_reader
@@ -258,6 +258,19 @@ def _lookalike(clause: str, start: int, end: int) -> bool:
     return False
 
 
+#: a hedge right after a negated phrase: "not … exactly" keeps the wish it seems to deny
+_HEDGED_AFTER = re.compile(r"[\s,]*(?:exactly|as such|per se|necessarily)\b")
+#: the client quoting their own earlier words ("like I said I'd kill him…") …
+_REPORTED = re.compile(r"\bi (?:said|say|told (?:you|him|her|them|people)|was saying|keep saying)"
+                       r"(?: that)?(?: i'd| i)?\s*$")
+#: … and taking them back in the same sentence
+_RETRACTED = re.compile(r"\b(?:didn't|did not|don't|do not) (?:really |actually |literally )?mean (?:it|that)\b|"
+                        r"\bjust (?:how i talk|a figure of speech|an expression|a saying|something (?:i|people) say)\b|"
+                        r"\b(?:was|i'm|i was|am) (?:only |just )?(?:joking|kidding|venting|exaggerating|"
+                        r"being dramatic)\b|"
+                        r"\bnot (?:literally|seriously|for real)\b")
+
+
 def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     before = clause[: m.start()]
     category, kind = entry.category, entry.kind
@@ -286,23 +299,28 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
         kind = "abuse by the client"
     if _hypothetical(clause, m.start()):
         return None
-    negated = _negated(before)
+    # "I don't want to die exactly, I just want it all to stop": a negation hedged after the phrase is no denial
+    negated = _negated(before) and not _HEDGED_AFTER.match(clause[m.end():])
     past = False
     if negated and _PAST.search(clause):
         negated, past = False, True
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
 
-def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozenset[str] = frozenset()) -> list[Finding]:
+def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozenset[str] = frozenset(),
+         then: str = "") -> list[Finding]:
     """The risk findings of one client sentence; ``topic``: categories already in the air (the
     question being answered, or an earlier statement in the turn) — they give "I did" its meaning
     and let plan words ("I have a plan") count; ``kin_topic``: another person's suicide or self-harm
     just told (family history), which "I think about doing the same" refers to. At most one finding
     per category: a plain one wins over a negated one (a denial and a disclosure in one sentence is a
-    disclosure)."""
+    disclosure). ``then``: the sentence after it in the same turn, which may say the words were literal
+    ("I cut myself pretty badly. Mandoline slicer, making a gratin."): a look-alike's literal context
+    counts there too, unless this sentence says it was meant (``_MEANT``)."""
     found: dict[str, Finding] = {}
     whole = unfilled(normalise(sentence))
     parts = clauses(whole)
+    explained = [whole] if _MEANT.search(whole) or not then else [whole, unfilled(normalise(then))]
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
         for entry in _ENTRIES:
@@ -314,13 +332,17 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
                 continue
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
-                        words.search(m.group(0)) and literal.search(whole) for words, literal in SENTENCE_LOOKALIKES)):
+                        words.search(m.group(0)) and any(literal.search(x) for x in explained)
+                        for words, literal in SENTENCE_LOOKALIKES)):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
                 if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole) and \
                         not READING["IN_EARNEST"].search(whole):
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
+                if f is not None and not f.negated and _REPORTED.search(clause[: m.start()]) and \
+                        _RETRACTED.search(whole):
+                    f = replace(f, negated=True)  # "I know I said I wish I was dead, but that's just how I talk"
                 if f is not None:
                     hits.append(f)
         if not hits and topic and n < len(parts):
@@ -346,6 +368,9 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
     return list(found.values())
 
 
+#: a sentence that says its harm was meant: the next sentence's literal context does not explain it away
+_MEANT = re.compile(r"\b(?:on purpose|deliberately|intentionally|again|to (?:feel|punish|cope|calm|numb|stop)|"
+                    r"because i (?:was|felt|hate|wanted|deserve))\b")
 #: a time long past, and a sentence saying it is over: with both, thoughts (``_THOUGHTS``) then are history
 _PAST_THEN = re.compile(r"\b(?:used to|years? ago|when i was (?:younger|a (?:kid|teen\w*|child)|in (?:school|college|"
                         r"high school|uni)|\d+|\w+teen|twenty\w*)|as a (?:kid|teen\w*|child)|back in (?:school|college|"
@@ -486,7 +511,11 @@ def answer(text: str) -> str | None:
         # "No... well, last night I did.": the denial taken back in the same breath is a yes
         corrected = _SELF_CORRECTION.search(t)
         after = t[corrected.end():] if corrected is not None else ""
-        if corrected is not None and (_REDENIED.search(after) or
+        never = _NEVER_DID.search(after) if corrected is not None else None
+        if corrected is not None and never is not None and _DID.search(t[corrected.start(): corrected.end() +
+                                                                         never.start()]):
+            never = None  # "I mean I did try once, but I've never told anyone"
+        if corrected is not None and (_REDENIED.search(after) or never is not None or
                                       (_NOT_LIKE_THAT.search(after) and not _ACTED.search(after))):
             return "no"  # "No... I mean, I've thought life's hard, but no. Not that.": denied again at the end
         if corrected is not None:
@@ -504,7 +533,8 @@ _SELF_CORRECTION = re.compile(
 _SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
 #: an answer that the people asked about are cared for: a "no" to an inverted question that still denies it
 _CARED_FOR = re.compile(r"\b(?:they're|they are|he's|she's|he is|she is|we're|it's) (?:all |totally |completely |"
-                        r"well )?(?:fine|ok|okay|good|alright|all right|safe|looked after|cared for|covered)\b|"
+                        r"well |eating |doing |sleeping )?(?:fine|ok|okay|good|alright|all right|safe|looked after|"
+                        r"cared for|covered)\b|"
                         r"\bnever (?:alone|on (?:his|her|their) own|left)\b")
 #: a denial said again after the correction, closing the answer ("…, but no. Nothing like that.")
 _REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never)\b(?:[\s,.!]+(?:no|not that|nothing like that|"
@@ -513,6 +543,11 @@ _REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never)\b(?:[\s,.!]+(?:
 #: "…, i mean i've been low but not like that": a state, not an act, taken back
 _NOT_LIKE_THAT = re.compile(r"\bbut[\s,.]+not (?:like that|that|really|seriously|that bad)[\s,.!…]*$")
 _ACTED = re.compile(r"\b(?:did|done|tried|once|twice|have|had|took|used to)\b")
+#: "…, i mean i've had bad days but i've never tried": the act denied after a state was granted
+_NEVER_DID = re.compile(r"\bbut[\s,.]+(?:i've |i have |i |i'd )?(?:never|not|haven't|didn't)"
+                        r"(?: ever| actually| really| like)* (?:tried|done|acted|attempted|gone through|did|do|hurt|"
+                        r"cut)\b")
+_DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
 _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
@@ -724,7 +759,11 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
     for n, unit in enumerate(reading):
         if _clarifying(unit):
             continue
-        for f in read(_with_fragment(unit, reading[n + 1:]), frozenset(context), frozenset(kin)):
+        then = reading[n + 1].text if n + 1 < len(reading) else ""
+        otherwise = _said_otherwise(then)
+        for f in read(_with_fragment(unit, reading[n + 1:]), frozenset(context), frozenset(kin), then):
+            if f.category in otherwise and not f.negated and not f.other_person:
+                continue  # "I don't want to be here anymore. In Leeds, I mean." / "…murder him. Not literally."
             quote = raw.get(unit.order, unit.text)
             if f.other_person:
                 kin.add(f.category)
@@ -747,6 +786,35 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
     return list(flagged.values()), list(denials.values()), family, None
 
 
+#: a sentence that says where or what the one before meant: "In Leeds, I mean." / "Cutting my hours, I mean, …"
+_OTHERWISE = re.compile(r"^(?:(?:um+|uh+|well|no|sorry|oh|er+m?)[\s,.]+)*((?:[\w'-]+ ){0,5}[\w'-]+),? "
+                        r"(?:i mean|i meant|anyway|obviously|that is)\b")
+#: … unless it says the words were meant as they sound ("Alive, I mean." / "On purpose, I mean.")
+_AS_SAID = re.compile(r"\b(?:world|earth|life|lives|alive|living|exist\w*|planet|dead|death|die|dying|for good|forever|"
+                      r"permanently|properly|seriously|really|literally|on purpose|my ?self|at all|everything|everyone|"
+                      r"anything|all of it|for real|deliberately|intentionally|not|never|no|arms?|wrists?|legs?|"
+                      r"thighs?|skin|stomach|belly|hips?|chest|body|blood|scars?|pills?|tablets?|meds|overdose|rope|gun|bridge|"
+                      r"train|knife|blade|razor|lighter|wheels?)\b")
+
+
+#: a sentence that takes back the one before: "Not literally, obviously." / "Only joking."
+_NOT_MEANT = re.compile(r"^(?:(?:um+|uh+|well|oh|no|i mean)[\s,.]+)*(?:not literally|(?:i'm |i was )?(?:only |just )?"
+                        r"(?:joking|kidding)|obviously not|(?:not|no) (?:seriously|for real))\b")
+
+
+def _said_otherwise(sentence: str) -> frozenset[str]:
+    """The categories a sentence takes back from the one before it: all of them for "Not literally." /
+    "Only joking." (``_NOT_MEANT``); suicide and self-harm for one that says where or what was meant
+    ("In Leeds, I mean.": ``_OTHERWISE``, unless ``_AS_SAID``); none otherwise."""
+    said_ = normalise(sentence)
+    if _NOT_MEANT.match(said_):
+        return frozenset(risk_reader.CLASSES[1:])
+    m = _OTHERWISE.match(said_)
+    if m is not None and not _AS_SAID.search(m.group(1)) and not read(m.group(1)):
+        return frozenset({"suicide", "self_harm"})
+    return frozenset()
+
+
 MEANING_KIND = "reads like a risk statement"
 """``kind`` of a flag the meaning check (``risk_reader``) raised where no rule matched."""
 MEANING_ANSWER_KIND = "answer read as yes"
@@ -757,7 +825,7 @@ MEANING_KINDS = (MEANING_KIND, MEANING_ANSWER_KIND)
 #: ordinary ones is not diluted
 _WHOLE_TURN_WORDS = 60
 #: a client turn shorter than this is not rated by the meaning check
-_FEWEST_WORDS = 4
+FEWEST_WORDS = 4
 
 
 def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
@@ -776,7 +844,7 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
     # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
     # A sentence the rules spoke to is theirs (asked once per sentence: it is in several windows).
     ruled = {u.order for turn in turns for u in turn if considered(u.text)}
-    windows = [(n, units_, t) for n, units_, t in windows if len(tx.words(_quote_span(units_, raw))) >= _FEWEST_WORDS
+    windows = [(n, units_, t) for n, units_, t in windows if len(tx.words(_quote_span(units_, raw))) >= FEWEST_WORDS
                and not any(u.order in ruled for u in units_)]
     rated = risk_reader.readings([_quote_span(units_, raw) for _, units_, _ in windows], [t for *_, t in windows])
     best: dict[int, tuple[float, str, list[Unit]]] = {}
