@@ -18,8 +18,9 @@ away and the readers trained afresh over the tuned vectors, so the run-time code
 
 Why: over the untuned encoder's vectors the readers found 0.77–0.87 of genuine statements by
 authors never trained on; the vectors of an encoder that never saw the task keep "I want to sleep
-for a week" and "I want to sleep forever" close. Seeded (``--seed``); about 15 min on two cores for
-two epochs over ~14,000 rows.
+for a week" and "I want to sleep forever" close. Seeded (``--seed``); about 18 min on two cores for
+two epochs over ~26,000 rows (the ordinary-talk sets' sentences and sentence pairs included, as
+``examples`` gives them).
 """
 
 from __future__ import annotations

@@ -567,3 +567,57 @@ def test_injuries_with_an_ordinary_cause_said_then_or_next_and_everyday_hyperbol
 ])
 def test_an_injury_meant_or_given_is_not_explained_away_by_the_next_sentence(text: str, category: str) -> None:
     assert cats(rule_flags(("client", text))) == {category}, text
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("Is your dad getting his meals and his medication okay?",
+     "Yes, the carers come in twice a day and I check every evening, he's well looked after.", "neglect"),
+    ("Is anyone making sure your dad gets his meals and his tablets while you're away?",
+     "Yeah, my sister's there every day, she does his tablets.", "neglect"),
+    ("do you feel safe at home", "um no i feel safe there", "abuse"),
+    ("When you're drinking, who's looking after the kids? Are they getting fed and looked after?",
+     "yeah they're fine my mum has them on weekends and i dont drink when theyre with me never", "neglect"),
+    ("Have you ever hurt the kids when you've lost your temper?",
+     "no i shout ill own that but ive never hit them not once", "abuse"),
+    ("Do you have access to firearms, and have you thought about using one on yourself?",
+     "Guns are at my brother's now. And no, I don't think that way. Never have.", "suicide"),
+])
+def test_care_questions_answered_yes_a_filler_no_before_safe_and_an_answer_after_a_preamble_are_denials(
+        question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {category}, risk
+
+
+def test_an_answer_after_a_preamble_can_be_a_yes_and_not_safe_stays_a_disclosure() -> None:
+    risk = check(("therapist", "Do you have access to firearms, and have you thought about using one on yourself?"),
+                 ("client", "There's a rifle in the loft. And yeah, I have thought about it."))
+    assert cats(risk["flags"]) == {"suicide"}, risk
+    risk = check(("therapist", "Do you feel safe at home?"), ("client", "No, I don't feel safe there."))
+    assert cats(risk["flags"]) == {"abuse"}, risk
+
+
+def test_a_negation_spans_the_alternatives_joined_by_or_but_not_a_hedge() -> None:
+    risk = check(("client", "he's never laid a hand on me or threatened me, he's a big softie"))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"abuse"}, risk
+    assert cats(rule_flags(("client", "i'm not sure whether to leave or kill him"))) == {"harm_to_others"}
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("Some new mums have thoughts of harming their baby. Have you had anything like that?",
+     "No. Never. I check she's breathing about ten times a night.", "harm_to_others"),
+    ("When you're at your lowest, are the kids still getting fed and looked after?",
+     "No, she's fed and clean and at school every day.", "neglect"),
+    ("Is your dad getting his medication and meals okay?",
+     "er no hes got his carers coming four times a day", "neglect"),
+    ("Are the children looked after when you're on your long shifts?",
+     "Yes, my mum has them every day after school.", "neglect"),
+])
+def test_questions_about_what_some_parents_think_and_care_questions_read_their_answers(
+        question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {category}, risk
+
+
+def test_ending_it_with_someone_is_a_relationship_but_ending_it_with_pills_is_not() -> None:
+    assert rule_flags(("client", "I'm ending it with Craig. The relationship, I mean.")) == []
+    assert cats(rule_flags(("client", "I'm ending it with pills."))) == {"suicide"}

@@ -26,7 +26,7 @@ MODELS = Path(__file__).resolve().parent / "models"
 ENCODER = MODELS / "sentence_encoder.onnx"
 TOKENIZER = MODELS / "sentence_encoder_tokenizer.json"
 #: sha256 of models/sentence_encoder.onnx, printed by scripts/export_sentence_encoder.py
-ENCODER_SHA256 = "9b2d98eba8200441297c93a2db51d0a2d6fa02f1bbbf2e9077ea65dc21455c0d"
+ENCODER_SHA256 = "5e98bd91ed5de23156cefd6f6b7d2246bf54960e9167a2965bdb74653df8578d"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 _BATCH = 32

@@ -204,6 +204,14 @@ def _negated(before: str) -> bool:
     tokens = _tokens(before)
     for i in range(len(tokens) - 1, -1, -1):
         t = tokens[i].removesuffix("'s")
+        if t in ("or", "nor"):
+            # "he's never laid a hand on me or threatened me": a negation before the "or" spans the
+            # alternatives, when no new subject comes between ("i'm not sure whether to leave or…" is a hedge)
+            window = tokens[max(0, i - 8): i]
+            cue = next((k for k in range(len(window) - 1, -1, -1)
+                        if window[k] in _NEG_CUES or window[k].endswith("n't")), None)
+            return cue is not None and not any(x in _SUBJECT for x in window[cue + 1:]) and \
+                not READING["HEDGE"].search(" ".join(window[max(0, cue - 3): cue + 2]))
         if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
@@ -504,7 +512,8 @@ def answer(text: str) -> str | None:
         return "unsure"
     if READING["STRONG_YES"].search(t):
         return "yes"
-    head = t.split(",")[0].split(" but ")[0].replace("not sure", "")
+    # the answer's first words: "yeah, not really" is no yes; "yeah they're fine … never" is one
+    head = " ".join(t.split(",")[0].split(" but ")[0].replace("not sure", "").split()[:4])
     if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never)\b", head):
         return "yes"
     if READING["NO"].search(t):
@@ -527,14 +536,16 @@ def answer(text: str) -> str | None:
 #: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once")
 _SELF_CORRECTION = re.compile(
     r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
-    r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|once|twice|"
+    r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|"
+    r"(?<!not )(?<!never )(?:once|twice)|"
     r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
 #: an answer that the client is safe, whatever the question's wording
 _SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
 #: an answer that the people asked about are cared for: a "no" to an inverted question that still denies it
 _CARED_FOR = re.compile(r"\b(?:they're|they are|he's|she's|he is|she is|we're|it's) (?:all |totally |completely |"
                         r"well |eating |doing |sleeping )?(?:fine|ok|okay|good|alright|all right|safe|looked after|"
-                        r"cared for|covered)\b|"
+                        r"cared for|covered|fed)\b|\b(?:got|has|have|with) (?:his|her|their) carers?\b|"
+                        r"\bcarers? (?:come|comes|coming|visit\w*|pop\w* in)\b|"
                         r"\bnever (?:alone|on (?:his|her|their) own|left)\b")
 #: a denial said again after the correction, closing the answer ("…, but no. Nothing like that.")
 _REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never)\b(?:[\s,.!]+(?:no|not that|nothing like that|"
@@ -546,7 +557,9 @@ _ACTED = re.compile(r"\b(?:did|done|tried|once|twice|have|had|took|used to)\b")
 #: "…, i mean i've had bad days but i've never tried": the act denied after a state was granted
 _NEVER_DID = re.compile(r"\bbut[\s,.]+(?:i've |i have |i |i'd )?(?:never|not|haven't|didn't)"
                         r"(?: ever| actually| really| like)* (?:tried|done|acted|attempted|gone through|did|do|hurt|"
-                        r"cut)\b")
+                        r"cut|hit|touched|laid a finger)\b")
+#: a later sentence that opens with the answer ("And no, …", "But yes, …")
+_LATE_ANSWER = re.compile(r"^(?:(?:and|but|so|um+|uh+|oh|well)[\s,.]+)*(?:no|nah|nope|never|yes|yeah|yep)\b")
 _DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
 _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
@@ -712,6 +725,12 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             extra = frozenset(f.category for u in spoken for f in read(u.text) if not f.other_person)
             return [], [], [], extra
         verdict = answer(raw.get(spoken[start].order, spoken[start].text))
+        if verdict is None:
+            # "Guns are at my brother's now. And no, I don't think that way.": the answer after a preamble
+            for later in range(start + 1, min(start + 3, len(spoken))):
+                if _LATE_ANSWER.match(normalise(spoken[later].text)) and answer(spoken[later].text) in ("yes", "no"):
+                    start, verdict = later, answer(spoken[later].text)
+                    break
         if verdict == "unsure" and start + 1 < len(spoken) and answer(spoken[start + 1].text) not in (None, "unsure"):
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
@@ -739,8 +758,12 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         said_first = normalise(spoken[start].text)
         if verdict == "yes" and not inverted and _SAFE.search(said_first) and not tx.negated(said_first):
             verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
-        if inverted and verdict == "no" and _CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))):
-            verdict = "yes"  # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?"
+        safe = _SAFE.search(said_first)
+        if inverted and verdict == "no" and (_CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) or (
+                safe is not None and not re.search(r"(?:\bnot|\bnever|n't)\s+(?:\w+\s+)?$", said_first[: safe.start()]))):
+            # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?";
+            # "Um no, I feel safe there." to "Do you feel safe at home?"
+            verdict = "yes"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)

@@ -39,15 +39,16 @@ from verbatim.notes.meaning import DIMENSIONS, encoder, verify_encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 #: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
-WEIGHTS_SHA256 = "6af4ad04012ee3a8d47208925fb953ce99f5605f1fb3cfd7271df9c4e4dffdf6"
+WEIGHTS_SHA256 = "693e162c22801ae7fede49a3c3071d779002fc50a899dd2b6557283473e8affa"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
-#: ``1 − P(none)`` above which a turn is flagged; chosen, with ``PART_THRESHOLD``, on sets left out of a
-#: validation fine-tune (holdout20–23, talk_e), then checked on the never-trained-on sets: recall 0.81–0.97
-#: on their wording (README, "The tuned encoder")
-THRESHOLD = 0.95
+#: ``1 − P(none)`` above which a turn is flagged; chosen, with ``PART_THRESHOLD``, on never-trained-on sets
+#: (holdout14/15/28/29/31, talk_d/h) once the reader had learnt that a sentence of ordinary talk is ordinary alone
+#: too (``bench/train_risk_reader.fragments``): low, because a safety net's misses cost more than its false flags,
+#: and the reader now puts ordinary sentences near 0 (README, "Parts of ordinary talk")
+THRESHOLD = 0.4
 #: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
-#: sentences gives several such chances (measured: the whole-turn threshold there flagged 7 % of ordinary talk)
-PART_THRESHOLD = 0.99
+#: sentences gives several such chances
+PART_THRESHOLD = 0.85
 
 #: a clinician question whose ``1 − P(none)`` exceeds this asks about the likeliest category
 QUESTION_THRESHOLD = 0.8
