@@ -541,6 +541,8 @@ _SELF_CORRECTION = re.compile(
     r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
 #: an answer that the client is safe, whatever the question's wording
 _SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
+#: a negation right before a phrase ("i don't feel safe"), not an answer's "no" ("um no, i feel safe")
+_NOT_BEFORE = re.compile(r"(?:\bnot|\bnever|n't)\s+(?:\w+\s+)?$")
 #: an answer that the people asked about are cared for: a "no" to an inverted question that still denies it
 _CARED_FOR = re.compile(r"\b(?:they're|they are|he's|she's|he is|she is|we're|it's) (?:all |totally |completely |"
                         r"well |eating |doing |sleeping )?(?:fine|ok|okay|good|alright|all right|safe|looked after|"
@@ -759,8 +761,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         if verdict == "yes" and not inverted and _SAFE.search(said_first) and not tx.negated(said_first):
             verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
         safe = _SAFE.search(said_first)
-        if inverted and verdict == "no" and (_CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) or (
-                safe is not None and not re.search(r"(?:\bnot|\bnever|n't)\s+(?:\w+\s+)?$", said_first[: safe.start()]))):
+        safe_said = safe is not None and not _NOT_BEFORE.search(said_first[: safe.start()])
+        if inverted and verdict == "no" and (_CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) or safe_said):
             # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?";
             # "Um no, I feel safe there." to "Do you feel safe at home?"
             verdict = "yes"
