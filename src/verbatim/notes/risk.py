@@ -762,7 +762,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
         safe = _SAFE.search(said_first)
         safe_said = safe is not None and not _NOT_BEFORE.search(said_first[: safe.start()])
-        if inverted and verdict == "no" and (_CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) or safe_said):
+        cared_for = _CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) is not None
+        if inverted and verdict == "no" and (cared_for or safe_said):
             # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?";
             # "Um no, I feel safe there." to "Do you feel safe at home?"
             verdict = "yes"
