@@ -129,8 +129,58 @@ def _share(n: int, d: int, empty: float = 1.0) -> float:
     return round(n / d, 3) if d else empty
 
 
+LABELS = ("suicide", "self_harm", "harm_to_others", "abuse", "neglect", "none")
+SPEAKERS = ("client", "therapist")
+
+
+class BadItems(ValueError):
+    """An items file that is not in the ``--items`` format; the message names the item and the key."""
+
+
+def load_items(path: Path) -> list[dict[str, Any]]:
+    """The items of an ``--items`` file, checked before any is run (module docstring: the format).
+
+    Raises ``BadItems`` naming the first problem: unreadable or not JSON, not a non-empty list, an item
+    that is not an object or lacks ``id``/``speaker``/``text``/``label``/``denied``, a speaker or label
+    outside the format, empty text, ``denied`` not true/false, ``context`` not a list of
+    ``{"speaker", "text"}``."""
+    try:
+        items = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BadItems(f"cannot read {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BadItems(f"{path} is not a JSON file: {e}") from None
+    if not isinstance(items, list) or not items:
+        raise BadItems(f"{path} must hold a non-empty JSON list of items, not {type(items).__name__}"
+                       + (" (empty)" if items == [] else ""))
+    for n, item in enumerate(items):
+        where = f"item {n}"
+        if not isinstance(item, dict):
+            raise BadItems(f"{where} is {type(item).__name__}, not an object")
+        where = f'item {n} (id {item.get("id")!r})'
+        for key in ("id", "speaker", "text", "label", "denied"):
+            if key not in item:
+                raise BadItems(f'{where} has no "{key}"')
+        if not isinstance(item["id"], (str, int)) or isinstance(item["id"], bool):
+            raise BadItems(f'{where}: "id" must be a string or a number')
+        if item["speaker"] not in SPEAKERS:
+            raise BadItems(f'{where}: "speaker" is {item["speaker"]!r}; it must be one of {", ".join(SPEAKERS)}')
+        if not isinstance(item["text"], str) or not item["text"].strip():
+            raise BadItems(f'{where}: "text" must be a non-empty string')
+        if item["label"] not in LABELS:
+            raise BadItems(f'{where}: "label" is {item["label"]!r}; it must be one of {", ".join(LABELS)}')
+        if not isinstance(item["denied"], bool):
+            raise BadItems(f'{where}: "denied" must be true or false, not {item["denied"]!r}')
+        context = item.get("context")
+        if context is not None and not (isinstance(context, list) and all(
+                isinstance(t, dict) and isinstance(t.get("speaker"), str) and isinstance(t.get("text"), str)
+                for t in context)):
+            raise BadItems(f'{where}: "context" must be a list of {{"speaker", "text"}} objects')
+    return items
+
+
 def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str, Any]:
-    items = json.loads(path.read_text(encoding="utf-8"))
+    items = load_items(path)
     rows = []
     for item in items:
         segs = transcript(item)
@@ -213,7 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     result: dict[str, Any] = {"items_file": str(args.items)}
-    items = run_items(args.items, args.out, args.misses)
+    try:
+        items = run_items(args.items, args.out, args.misses)
+    except BadItems as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     report(args.items.name, items)
     result.update({k: v for k, v in items.items() if k != "per_category"})
     result["per_category"] = {c: {"recall": f["recall"], "denials_shown": f["denials_shown"]}

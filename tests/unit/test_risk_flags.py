@@ -621,3 +621,46 @@ def test_questions_about_what_some_parents_think_and_care_questions_read_their_a
 def test_ending_it_with_someone_is_a_relationship_but_ending_it_with_pills_is_not() -> None:
     assert rule_flags(("client", "I'm ending it with Craig. The relationship, I mean.")) == []
     assert cats(rule_flags(("client", "I'm ending it with pills."))) == {"suicide"}
+
+
+@pytest.mark.parametrize("reply", [
+    "No. I mean, I don't know. Sometimes. At night.", "No. I don't know. Sometimes.",
+    "Not really. Sometimes. At night.", "No... I don't know... maybe sometimes",
+])
+def test_a_no_taken_back_by_a_later_sometimes_is_a_flag_quoting_the_answer_up_to_it(reply: str) -> None:
+    risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", reply))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+    assert "ometimes" in risk["flags"][0]["quote"]
+
+
+@pytest.mark.parametrize("reply", ["No. Yeah, I'm sure.", "No. Kind of a weird question.",
+                                   "No. A bit tired today though.", "No. No, nothing like that. I've got the kids."])
+def test_a_no_followed_by_other_words_stays_a_denial(reply: str) -> None:
+    risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+
+
+def test_hanging_upside_down_is_play_but_hanging_from_the_banister_is_an_attempt() -> None:
+    assert rule_flags(("client", "I hung myself upside down on the climbing frame to make my son laugh.")) == []
+    assert rule_flags(("client", "I hung myself off the back of the sofa to stretch my spine.")) == []
+    assert cats(rule_flags(("client", "I hung myself from the banister last year but the rope broke."))) == {"suicide"}
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("not json", "is not a JSON file"), ('{"a": 1}', "non-empty JSON list"), ("[]", "(empty)"),
+    ("[42]", "item 0 is int"),
+    ('[{"id": "a", "speaker": "patient", "text": "x", "label": "none", "denied": false}]', '"speaker" is'),
+    ('[{"id": "a", "speaker": "client", "text": "x", "label": "suicidal", "denied": false}]', '"label" is'),
+    ('[{"id": "a", "speaker": "client", "text": "x", "label": "none", "denied": "no"}]', '"denied" must be'),
+    ('[{"id": "a", "speaker": "client", "text": " ", "label": "none", "denied": false}]', '"text" must be'),
+    ('[{"id": "a", "speaker": "client", "text": "x", "label": "none"}]', 'has no "denied"'),
+    ('[{"id": "a", "speaker": "client", "text": "x", "label": "none", "denied": false, "context": "oops"}]',
+     '"context" must be'),
+])
+def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
+        tmp_path: Path, content: str, message: str) -> None:
+    bad = tmp_path / "items.json"
+    bad.write_text(content, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(bad), "--no-dialogues"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr

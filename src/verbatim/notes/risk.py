@@ -560,6 +560,11 @@ _ACTED = re.compile(r"\b(?:did|done|tried|once|twice|have|had|took|used to)\b")
 _NEVER_DID = re.compile(r"\bbut[\s,.]+(?:i've |i have |i |i'd )?(?:never|not|haven't|didn't)"
                         r"(?: ever| actually| really| like)* (?:tried|done|acted|attempted|gone through|did|do|hurt|"
                         r"cut|hit|touched|laid a finger)\b")
+#: a short sentence after a "no" that grants it after all ("Sometimes.", "Maybe sometimes.", "A bit, lately.")
+_TAKEN_BACK = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|i mean|i don't know|i dunno|but|and)[\s,.…]+)*"
+                         r"(?:maybe |probably |yeah |yes )?(?:sometimes|occasionally|once or twice|now and then|"
+                         r"a (?:bit|little)|kind of|sort of)(?:[\s,.…]+(?:at night|lately|recently|these days|i guess|"
+                         r"i suppose|maybe|yeah|really|though|if i'm honest|to be honest|honestly))*[\s.!…]*$")
 #: a later sentence that opens with the answer ("And no, …", "But yes, …")
 _LATE_ANSWER = re.compile(r"^(?:(?:and|but|so|um+|uh+|oh|well)[\s,.]+)*(?:no|nah|nope|never|yes|yeah|yep)\b")
 _DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
@@ -746,6 +751,10 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 if answer(joined) in ("yes", "past"):
                     verdict = answer(joined)
                     start = later
+                break
+            if _TAKEN_BACK.match(normalise(spoken[later].text)):
+                # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
+                verdict, start = "yes", later
                 break
         if inverted and verdict is None:
             # "I feel safe, yeah." / "I'm scared of him." to a safety question
