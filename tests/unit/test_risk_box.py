@@ -98,3 +98,22 @@ def test_the_record_flags_survive_an_edit_and_keep_the_box_found() -> None:
 ])
 def test_everyday_words_are_not_risk(sentence: str) -> None:
     assert clinical_mentions(sentence) == {}
+
+
+def test_a_denial_or_family_history_on_a_turn_of_uncertain_speaker_carries_the_caution() -> None:
+    doubtful = {**DENIAL, "speaker_uncertain": True}
+    family = {**FLAG, "kind": "family history", "quote": "My uncle died by suicide.", "speaker_uncertain": True}
+    text = risk_box.lines({**NOTHING, "denials": [doubtful], "family_history": [family]})
+    assert [line for line in text if "speaker uncertain: check who said it" in line] == text[1:], text
+    assert not any("uncertain" in line for line in risk_box.lines({**NOTHING, "denials": [DENIAL]}))
+
+
+def test_the_note_page_shows_the_caution_on_an_uncertain_denial_and_family_history() -> None:
+    from verbatim.web.pages import env
+
+    family = {**FLAG, "kind": "family history", "quote": "My uncle died by suicide.", "speaker_uncertain": True}
+    risk = {**NOTHING, "denials": [{**DENIAL, "speaker_uncertain": True}], "family_history": [family]}
+    html = env.get_template("_risk.html").render(note={"risk": risk})
+    assert html.count("speaker uncertain: check who said it") == 2, html
+    plain = env.get_template("_risk.html").render(note={"risk": {**NOTHING, "denials": [DENIAL]}})
+    assert "No, never." in plain and "uncertain" not in plain

@@ -664,3 +664,14 @@ def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(bad), "--no-dialogues"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_the_note_writes_no_denial_from_a_turn_whose_speaker_is_uncertain() -> None:
+    from verbatim.notes.negations import denials
+
+    turns = record(("therapist", "Any thoughts of harming anyone else?"), ("client", "No, never."))
+    assert [d.topic for d in denials(units(turns, "client"))] != []
+    turns[1]["marks"] = ["speaker_uncertain"]
+    assert denials(units(turns, "client")) == []
+    risk = flags(units(turns, "client"))
+    assert risk["denials"] and all(d.get("speaker_uncertain") for d in risk["denials"]), risk

@@ -4,7 +4,8 @@ A negation is never inferred from silence: the clinician's yes/no question must 
 and the client's next turn must be a plain no ("No.", "Not really.", "No, never." — not "no,
 but …"). Both segments are cited. A "no" the same turn takes back ("Not now. Back in college I
 did, though.", "No. Well, actually…") or that the risk check reads as a disclosure is not a
-denial, and nor is a "no" to a question asked the other way round ("Do you feel safe at home?").
+denial, and nor is a "no" to a question asked the other way round ("Do you feel safe at home?"), nor
+one in a turn whose speaker the recognizer could not tell (``speaker_uncertain``).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def denials(items: list[Unit], *, endorsements: bool = False) -> list[Denial]:
         if topic is None:
             continue
         answer = next((u for u in items[i + 1:] if u.segment_id != unit.segment_id), None)
+        if answer is not None and (answer.speaker_uncertain or unit.speaker_uncertain):
+            continue  # whose "no" it was is not known: the risk box shows it with its caution, the note says nothing
         if (answer is not None and answer.role == CLIENT and follows(answer, unit) and plain_no(answer.text)
                 and not INVERTED_QUESTION.search(unit.text) and answer.segment_id not in disclosed
                 and not _taken_back(answer, items)):

@@ -63,19 +63,24 @@ def lines(risk: dict[str, Any] | None) -> list[str]:
     out = [headline(risk)]
     for f in risk.get("flags", []):
         kind = f" ({f['kind']})" if f.get("kind") else ""
-        doubt = " (speaker uncertain: check who said it)" if f.get("speaker_uncertain") else ""
-        out.append(f'{_name(f["category"])}{kind}: {f["speaker"]}{doubt} at {_clock(f["start_s"])}: '
+        out.append(f'{_name(f["category"])}{kind}: {_who(f)} at {_clock(f["start_s"])}: '
                    f'"{f["quote"]}"{_asked(f)}')
     for m in risk.get("note_mentions", []):
         said = "denied" if m.get("denied") else "mentioned"
         out.append(f'{_name(m["category"])} {said} in the note ({m["section"]}, sentence {m["sentence"] + 1})')
     for d in risk.get("denials", []):
-        out.append(f'Denied when asked, {_name(d["category"]).lower()}: {d["speaker"]} at {_clock(d["start_s"])}: '
+        out.append(f'Denied when asked, {_name(d["category"]).lower()}: {_who(d)} at {_clock(d["start_s"])}: '
                    f'"{d["quote"]}"{_asked(d)}')
     for h in risk.get("family_history", []):
         out.append(f"Family or others' history (not the client's own risk), {_name(h['category']).lower()}: "
-                   f'{h["speaker"]} at {_clock(h["start_s"])}: "{h["quote"]}"')
+                   f'{_who(h)} at {_clock(h["start_s"])}: "{h["quote"]}"')
     return out
+
+
+def _who(entry: dict[str, Any]) -> str:
+    """The speaker, and a caution when the recognizer could not tell whose voice it was."""
+    doubt = " (speaker uncertain: check who said it)" if entry.get("speaker_uncertain") else ""
+    return f'{entry["speaker"]}{doubt}'
 
 
 def _name(category: str) -> str:
