@@ -675,3 +675,18 @@ def test_the_note_writes_no_denial_from_a_turn_whose_speaker_is_uncertain() -> N
     assert denials(units(turns, "client")) == []
     risk = flags(units(turns, "client"))
     assert risk["denials"] and all(d.get("speaker_uncertain") for d in risk["denials"]), risk
+
+
+@pytest.mark.parametrize("reply", ["I'd rather not say.", "I'd rather not talk about that today.",
+                                   "Why, would you have to tell someone if I did?"])
+def test_a_screening_question_declined_is_shown_as_declined_not_dropped_or_denied(reply: str) -> None:
+    risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", reply))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+    assert risk["flags"][0]["reason"] == "declined to answer when asked"
+
+
+def test_safe_enough_then_he_only_shoves_me_is_a_disclosure() -> None:
+    risk = check(("therapist", "Do you feel safe at home?"),
+                 ("client", "Safe enough. He only shoves me when he's drunk."))
+    assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
+    assert rule_flags(("client", "My dad pushed me to apply for the job.")) == []

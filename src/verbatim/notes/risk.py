@@ -498,8 +498,9 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
 
 
 def answer(text: str) -> str | None:
-    """"yes", "no", "past" (not now, but before), "unsure" ("I don't know") or None (not a yes/no
-    answer) for a client's answer to a yes/no question."""
+    """"yes", "no", "past" (not now, but before), "unsure" ("I don't know"), "declined" ("I'd rather not
+    say", "Would you have to tell someone if I did?") or None (not a yes/no answer) for a client's answer
+    to a yes/no question."""
     said_ = normalise(text).strip(" .,!…")
     if READING["HEDGED_YES"].search(said_):
         return "yes"
@@ -510,6 +511,8 @@ def answer(text: str) -> str | None:
         return "past"
     if READING["UNSURE"].search(t):
         return "unsure"
+    if READING["DECLINED"].search(t):
+        return "declined"
     if READING["STRONG_YES"].search(t):
         return "yes"
     # the answer's first words: "yeah, not really" is no yes; "yeah they're fine … never" is one
@@ -780,10 +783,12 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
-            if verdict in ("yes", "past", "unsure"):
+            if verdict in ("yes", "past", "unsure", "declined"):
+                # a screening question left unanswered is shown, not dropped: the clinician asks again
                 reason = ("answered no to a safety question" if inverted and verdict == "yes" else
                           "answered yes when asked" if verdict == "yes" else
                           "did not deny when asked (unsure)" if verdict == "unsure" else
+                          "declined to answer when asked" if verdict == "declined" else
                           "denies now, says it happened before")
                 flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
             elif verdict == "no":
