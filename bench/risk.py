@@ -25,7 +25,8 @@ with any flag; ``therapist_false_flags`` = therapist items with any flag (count)
 and ``false_flags_by_meaning_check`` (counts): of those, the items only the meaning check
 (``verbatim.notes.risk_reader``) flagged. The meaning check was trained on the sets named in
 ``bench/train_risk_reader.py`` (``TRAIN_SETS``): its figures on them are training figures;
-``MEASURE_SETS`` there (``risk_holdout14.json``, ``risk_holdout15.json``, ``risk_talk_d.json``) never were.
+``MEASURE_SETS`` there never were. A malformed ``--items`` file (not a non-empty JSON list of items of
+this shape) is rejected before any item runs: a message on stderr naming the item and key, exit code 2.
 
 ``--dialogues FILE``: whole dialogues in the ACI-BENCH shape ``{"data": [{"src", "file"}]}``
 (``[doctor]`` lines read as the clinician's, ``[patient]`` lines as the client's); every
