@@ -40,7 +40,7 @@ from sklearn.neural_network import MLPClassifier
 from verbatim.notes import text as tx
 from verbatim.notes.evidence import units
 from verbatim.notes.meaning import encoder
-from verbatim.notes.risk import FEWEST_WORDS
+from verbatim.notes.risk import FEWEST_WORDS, parts
 from verbatim.notes.risk_reader import ANSWER, ANSWER_CLASSES, CLASSES, QUESTION, STATEMENT, WEIGHTS
 
 HERE = Path(__file__).resolve().parent
@@ -85,12 +85,10 @@ def aci_lines(who: str = "patient") -> list[str]:
 
 def fragments(text: str) -> list[str]:
     """The windows the meaning check reads in a turn of several sentences: each sentence and each
-    pair, of ``FEWEST_WORDS`` words or more (as ``verbatim.notes.risk`` splits and filters them)."""
+    pair, of ``FEWEST_WORDS`` words or more (``verbatim.notes.risk.parts``, as the check splits and filters them)."""
     said = [u.text for u in units([{"id": "s", "speaker": "client", "start_s": 0.0, "end_s": 1.0, "text": text}],
                                   "client")]
-    if len(said) < 2:
-        return []
-    windows = [" ".join(said[i: i + size]) for size in (1, 2) for i in range(len(said) - size + 1) if size < len(said)]
+    windows = [" ".join(part) for part in parts(said)]
     return [w for w in windows if len(tx.words(w)) >= FEWEST_WORDS]
 
 

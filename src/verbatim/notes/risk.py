@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from verbatim.notes import risk_reader
 from verbatim.notes import text as tx
@@ -62,6 +62,8 @@ from verbatim.notes.risk_lexicon import (
     TRIVIAL,
     Entry,
 )
+
+T = TypeVar("T")
 
 #: phrase entries, then compositional frames (``risk_frames``): both read the same way
 _ENTRIES: tuple[Entry, ...] = (*ENTRIES, *FRAMES)
@@ -199,6 +201,10 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def _is_cue(token: str) -> bool:
+    return token in _NEG_CUES or token.endswith("n't")
+
+
 def _negated(before: str) -> bool:
     """Whether a negation cue governs what follows ``before`` (walk back over transparent words)."""
     tokens = _tokens(before)
@@ -208,11 +214,10 @@ def _negated(before: str) -> bool:
             # "he's never laid a hand on me or threatened me": a negation before the "or" spans the
             # alternatives, when no new subject comes between ("i'm not sure whether to leave or…" is a hedge)
             window = tokens[max(0, i - 8): i]
-            cue = next((k for k in range(len(window) - 1, -1, -1)
-                        if window[k] in _NEG_CUES or window[k].endswith("n't")), None)
+            cue = next((k for k in range(len(window) - 1, -1, -1) if _is_cue(window[k])), None)
             return cue is not None and not any(x in _SUBJECT for x in window[cue + 1:]) and \
                 not READING["HEDGE"].search(" ".join(window[max(0, cue - 3): cue + 2]))
-        if t in _NEG_CUES or t.endswith("n't") or (t == "one" and i > 0 and tokens[i - 1] == "no"):
+        if _is_cue(t) or (t == "one" and i > 0 and tokens[i - 1] == "no"):
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
             return not READING["HEDGE"].search(" ".join(tokens[max(0, i - 3): i + 2]))
@@ -738,8 +743,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         if verdict is None:
             # "Guns are at my brother's now. And no, I don't think that way.": the answer after a preamble
             for later in range(start + 1, min(start + 3, len(spoken))):
-                if _LATE_ANSWER.match(normalise(spoken[later].text)) and answer(spoken[later].text) in ("yes", "no"):
-                    start, verdict = later, answer(spoken[later].text)
+                late = answer(spoken[later].text) if _LATE_ANSWER.match(normalise(spoken[later].text)) else None
+                if late in ("yes", "no"):
+                    start, verdict = later, late
                     break
         if verdict == "unsure" and start + 1 < len(spoken) and answer(spoken[start + 1].text) not in (None, "unsure"):
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
@@ -848,7 +854,7 @@ def _said_otherwise(sentence: str) -> frozenset[str]:
     ("In Leeds, I mean.": ``_OTHERWISE``, unless ``_AS_SAID``); none otherwise."""
     said_ = normalise(sentence)
     if _NOT_MEANT.match(said_):
-        return frozenset(risk_reader.CLASSES[1:])
+        return frozenset(CATEGORY_NAMES)
     m = _OTHERWISE.match(said_)
     if m is not None and not _AS_SAID.search(m.group(1)) and not read(m.group(1)):
         return frozenset({"suicide", "self_harm"})
@@ -868,6 +874,13 @@ _WHOLE_TURN_WORDS = 60
 FEWEST_WORDS = 4
 
 
+def parts(sentences: list[T]) -> list[list[T]]:
+    """The parts of a turn of several sentences the meaning check reads besides the whole: each
+    sentence and each pair (none for a turn of one sentence; a turn of two gives its two sentences)."""
+    return [sentences[i: i + size] for size in (1, 2) for i in range(len(sentences) - size + 1)
+            if size < len(sentences)]
+
+
 def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
     """The meaning check's flags on client turns the rules found nothing in: one per turn at most."""
     windows: list[tuple[int, list[Unit], float]] = []
@@ -877,10 +890,8 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
             continue
         if len(tx.words(_quote_span(spoken, raw))) <= _WHOLE_TURN_WORDS:
             windows.append((n, spoken, risk_reader.THRESHOLD))
-        if len(spoken) > 1:
-            # one risk sentence among ordinary ones is diluted in the whole: each sentence and pair is read too
-            windows += [(n, spoken[i: i + size], risk_reader.PART_THRESHOLD) for size in (1, 2)
-                        for i in range(len(spoken) - size + 1) if size < len(spoken)]
+        # one risk sentence among ordinary ones is diluted in the whole: each sentence and pair is read too
+        windows += [(n, part, risk_reader.PART_THRESHOLD) for part in parts(spoken)]
     # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
     # A sentence the rules spoke to is theirs (asked once per sentence: it is in several windows).
     ruled = {u.order for turn in turns for u in turn if considered(u.text)}
