@@ -690,3 +690,56 @@ def test_safe_enough_then_he_only_shoves_me_is_a_disclosure() -> None:
                  ("client", "Safe enough. He only shoves me when he's drunk."))
     assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
     assert rule_flags(("client", "My dad pushed me to apply for the job.")) == []
+
+
+@pytest.mark.parametrize(("said_", "verdict"), [
+    # a new matter after the "but" is not the act taken back ("I've been" / "I have been" alone grant nothing)
+    ("No. But I've been sleeping badly.", "no"), ("No. But I have been really tired lately.", "no"),
+    ("no no nothing like that im angry yeah but im not that kind of person", "no"),
+    # … while the act about it still is
+    ("Not really. I mean I have, a couple of times.", "yes"), ("No. Actually I have been thinking about it.", "yes"),
+    ("No. Well, kind of. Sometimes I picture it.", "yes"),
+])
+def test_a_correction_grants_the_act_only_about_it(said_: str, verdict: str) -> None:
+    assert answer(said_) == verdict
+    risk = check(("therapist", "Have you had any thoughts of ending your life?"), ("client", said_))
+    if verdict == "no":
+        assert cats(risk["denials"]) == {"suicide"} and risk["flags"] == [], risk
+    else:
+        assert "suicide" in cats(risk["flags"]) and risk["denials"] == [], risk
+
+
+def test_what_follows_a_but_after_a_denial_is_read_and_a_flag_there_outweighs_the_denial() -> None:
+    turns = (("therapist", "Any thoughts of suicide?"),
+             ("client", "No, I wouldn't. Though I did look up how many of my tablets it would take."))
+    risk = check(*turns)
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+    # the denial alone, or with an ordinary matter after the "but", stays a denial
+    for reply in ("No, I wouldn't.", "No, I wouldn't. But I've been tired, work has been mad."):
+        risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
+        assert cats(risk["denials"]) == {"suicide"} and risk["flags"] == [], (reply, risk)
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("Do you feel safe at home?", "Mostly. Except when he's been drinking, then I lock myself in the bathroom.",
+     "abuse"),
+    ("Have you thought about hurting him?", "No... not unless he comes near my kids again.", "harm_to_others"),
+    ("Do you leave the kids on their own?", "No. I mean, only when I'm at the bar after work.", "neglect"),
+])
+def test_an_answer_granted_under_a_condition_is_a_flag_not_a_denial(question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert category in cats(risk["flags"]) and risk["denials"] == [], risk
+    flag = next(f for f in risk["flags"] if f["category"] == category)
+    assert flag["question"]["quote"] == question and "condition" in flag["reason"], flag
+    # a figure of speech keeps the denial; a plain all-clear stays one
+    for plain, topic in (("No, not unless you count being really tired.", "suicide"), ("Yes, totally.", "abuse")):
+        asked = "Any thoughts of suicide?" if topic == "suicide" else "Do you feel safe at home?"
+        risk = check(("therapist", asked), ("client", plain))
+        assert cats(risk["denials"]) == {topic} and risk["flags"] == [], (plain, risk)
+
+
+def test_a_no_that_is_said_is_not_a_negation() -> None:
+    risk = said("And if I say no he shouts in my face till I'm shaking.")
+    assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
+    assert cats(said("When I told him no he hit me.")["flags"]) == {"abuse"}
+    assert cats(said("I said no, he never hit me.")["denials"]) == {"abuse"}

@@ -201,6 +201,11 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+#: verbs before a "no" that is quoted, not negating ("if I say no", "when I told him no")
+_SAYING = frozenset({"say", "says", "said", "saying", "tell", "tells", "told", "answer", "answered", "him", "her",
+                     "them"})
+
+
 def _is_cue(token: str) -> bool:
     return token in _NEG_CUES or token.endswith("n't")
 
@@ -217,6 +222,8 @@ def _negated(before: str) -> bool:
             cue = next((k for k in range(len(window) - 1, -1, -1) if _is_cue(window[k])), None)
             return cue is not None and not any(x in _SUBJECT for x in window[cue + 1:]) and \
                 not READING["HEDGE"].search(" ".join(window[max(0, cue - 3): cue + 2]))
+        if t == "no" and i > 0 and tokens[i - 1] in _SAYING:
+            return False  # "if I say no he shouts in my face": the word "no" said, not a negation
         if _is_cue(t) or (t == "one" and i > 0 and tokens[i - 1] == "no"):
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
@@ -544,9 +551,14 @@ def answer(text: str) -> str | None:
 #: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once")
 _SELF_CORRECTION = re.compile(
     r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
-    r"(?:[\w']+ ){0,5}?(?:i (?:did|have|do|was|had|tried|used to)|i've (?:had|thought|done|tried|been)|"
+    r"(?:[\w']+ ){0,5}?(?:i (?:did|tried|used to)|i've (?:thought|tried)|"
+    # a bare auxiliary grants the act only about it ("well, I did once"), not a new matter ("but I've been tired")
+    r"(?:i (?:have|do|was|had)|i've (?:had|done|been))(?=[\s,.!…]*$|[\s,]+(?:[\w']+ ){0,2}?(?:it|that|them|so|"
+    r"once|twice|before|recently|lately|sometimes|a few times|a couple of times|actually|yeah|yes|thinking|close)\b)|"
     r"(?<!not )(?<!never )(?:once|twice)|"
-    r"yes|yeah|sometimes|a (?:bit|little)|kind of|sort of)\b(?! (?:not|never)\b)")
+    # "kind of" the hedge, not "that kind of person"
+    r"yes|yeah|sometimes|a (?:bit|little)|(?<!that )(?<!the )(?<!what )(?<!any )(?<!this )(?:kind|sort) of)"
+    r"\b(?! (?:not|never)\b)")
 #: an answer that the client is safe, whatever the question's wording
 _SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
 #: a negation right before a phrase ("i don't feel safe"), not an answer's "no" ("um no, i feel safe")
@@ -573,6 +585,10 @@ _TAKEN_BACK = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|i mean|i don't know|i du
                          r"(?:maybe |probably |yeah |yes )?(?:sometimes|occasionally|once or twice|now and then|"
                          r"a (?:bit|little)|kind of|sort of)(?:[\s,.…]+(?:at night|lately|recently|these days|i guess|"
                          r"i suppose|maybe|yeah|really|though|if i'm honest|to be honest|honestly))*[\s.!…]*$")
+#: an answer that grants it under a condition ("not unless…", "only when I'm drinking", "…except when he's drunk")
+_CONDITIONAL = re.compile(r"\b(?:not unless(?! you (?:count|mean)\b)|only (?:if|when|after|once)|"
+                          r"(?:except|apart from|other than) (?:when|if|after)|"
+                          r"unless (?:he|she|they|someone|somebody|i)\b)")
 #: a later sentence that opens with the answer ("And no, …", "But yes, …")
 _LATE_ANSWER = re.compile(r"^(?:(?:and|but|so|um+|uh+|oh|well)[\s,.]+)*(?:no|nah|nope|never|yes|yeah|yep)\b")
 _DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
@@ -623,6 +639,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
     unread: list[list[Unit]] = []  # client turns the rules found nothing in (for the meaning check)
     unread_answers: dict[int, tuple[list[Unit], frozenset[str]]] = {}  # of those, answers: their question, topic
+    after_denial: set[int] = set()  # of those, the rest of a turn after a denial and a "but" (``_turned``)
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
@@ -651,6 +668,11 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
             if question is not None and topic and not inverted:
                 unread_answers[len(unread)] = (question, topic)
             unread.append(turn)
+        elif meaning and t_denials and not t_flags and carry is None and (rest := _turned(turn)):
+            # "I'm not gonna do anything stupid. Probably. But I've thought about putting the ute into a
+            # tree.": what follows a "but" after a denial is read too; a flag there outweighs the denial
+            after_denial.add(len(unread))
+            unread.append(rest)
         # A clarification ("What, like suicidal?"): the question stands for the next answer.
         pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
                    if carry is not None and pending is not None and question is not None else None)
@@ -660,12 +682,18 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         # Added after the rules have read every turn, so a meaning flag never gives a later answer its topic;
         # then put back in the record's order.
         position = {u.segment_id: u.position for u in items}
-        read_flags = _meaning_flags(unread, raw)
+        # a turn's words after its denial outweigh the denial only when they read as risk more surely
+        read_flags = _meaning_flags(unread, raw, frozenset(after_denial))
         # An answer the statement reader flagged is a disclosure; only the others are read as answers.
         flagged_turns = {e["segment_id"] for e in read_flags}
         answers = {n: qt for n, qt in unread_answers.items()
                    if not any(u.segment_id in flagged_turns for u in unread[n])}
         answer_flags, answer_denials = _meaning_answers(unread, answers, raw)
+        taken_back = {(e["category"], u.segment_id) for n in after_denial for e in read_flags
+                      if e["segment_id"] in {v.segment_id for v in unread[n]} for u in unread[n]}
+        segment_turn = {u.segment_id: {v.segment_id for v in turn} for turn in turns for u in turn}
+        denied = [d for d in denied if not any((d["category"], s) in taken_back
+                                               for s in segment_turn.get(d["segment_id"], ()))]
         found = sorted(found + read_flags + answer_flags, key=lambda e: position.get(e["segment_id"], 0))
         denied = sorted(denied + answer_denials, key=lambda e: position.get(e["segment_id"], 0))
     out: dict[str, Any] = {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied,
@@ -785,16 +813,22 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?";
             # "Um no, I feel safe there." to "Do you feel safe at home?"
             verdict = "yes"
+        if verdict in ("yes", "no", None) and _CONDITIONAL.search(
+                " ".join(normalise(u.text) for u in spoken[start: start + 2])):
+            # "No... not unless he comes near my kids again." / "Mostly. Except when he's been drinking.":
+            # granted under a condition, which is neither a denial nor an all-clear
+            verdict = "conditional"
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
-            if verdict in ("yes", "past", "unsure", "declined"):
+            if verdict in ("yes", "past", "unsure", "declined", "conditional"):
                 # a screening question left unanswered is shown, not dropped: the clinician asks again
                 reason = ("answered no to a safety question" if inverted and verdict == "yes" else
                           "answered yes when asked" if verdict == "yes" else
                           "did not deny when asked (unsure)" if verdict == "unsure" else
                           "declined to answer when asked" if verdict == "declined" else
+                          "did not deny when asked: only under a condition" if verdict == "conditional" else
                           "denies now, says it happened before")
                 flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
             elif verdict == "no":
@@ -874,6 +908,21 @@ _WHOLE_TURN_WORDS = 60
 FEWEST_WORDS = 4
 
 
+#: a sentence after a denial that turns against it: "Probably. But I've thought about …" / "Though some nights …" /
+#: "He doesn't hit me. He just holds my arm and squeezes."
+_BUT = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|probably|maybe|i mean|and|like)[\s,.…]+)*"
+                  r"(?:but|though|although|except|still|mind you|then again|that said|saying that|"
+                  r"(?:(?:he|she|they|i|it|we)(?:'s|'re|'m)? )?(?:just|only))\b")
+
+
+def _turned(turn: list[Unit]) -> list[Unit]:
+    """The sentences of a turn from the first one after its opening that begins with a "but" (``_BUT``), else []."""
+    for n in range(1, len(turn)):
+        if _BUT.match(normalise(turn[n].text)):
+            return turn[n:]
+    return []
+
+
 def parts(sentences: list[T]) -> list[list[T]]:
     """The parts of a turn of several sentences the meaning check reads besides the whole: each
     sentence and each pair (none for a turn of one sentence; a turn of two gives its two sentences)."""
@@ -881,15 +930,16 @@ def parts(sentences: list[T]) -> list[list[T]]:
             if size < len(sentences)]
 
 
-def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str]) -> Entries:
-    """The meaning check's flags on client turns the rules found nothing in: one per turn at most."""
+def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str], strict: frozenset[int] = frozenset()) -> Entries:
+    """The meaning check's flags on client turns the rules found nothing in: one per turn at most; a
+    turn in ``strict`` (what follows a denial) is held to ``PART_THRESHOLD`` as a whole too."""
     windows: list[tuple[int, list[Unit], float]] = []
     for n, turn in enumerate(turns):
         spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
         if not spoken:
             continue
         if len(tx.words(_quote_span(spoken, raw))) <= _WHOLE_TURN_WORDS:
-            windows.append((n, spoken, risk_reader.THRESHOLD))
+            windows.append((n, spoken, risk_reader.PART_THRESHOLD if n in strict else risk_reader.THRESHOLD))
         # one risk sentence among ordinary ones is diluted in the whole: each sentence and pair is read too
         windows += [(n, part, risk_reader.PART_THRESHOLD) for part in parts(spoken)]
     # A short answer ("Mm-hmm.", "Frequently.") means what the question means: the rules' reading, not this one.
