@@ -369,8 +369,12 @@ def token_create(
     found = token_id(database_url, token)
     print(f"token id (to revoke it): {found}", file=sys.stderr)
     if link:
+        from verbatim.stack import running_stack_env
+
         s = get_settings()
-        base = s.public_url or f"http://{s.api_host}:{s.api_port}"
+        # a running `verbatim up`/`demo` serves the pages on the port it chose, not the configured one
+        base = (s.public_url or running_stack_env(s.data_dir).get("VERBATIM_API_URL")
+                or f"http://{s.api_host}:{s.api_port}")
         print(sign_in_link(database_url, found, base, s.sign_in_link_s))
 
 
