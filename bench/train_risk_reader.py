@@ -50,11 +50,13 @@ TRAIN_SETS = ("risk_items", "risk_holdout",
               *(f"risk_holdout{n}" for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 21, 22, 23,
                                              24, 25, 26, 27)),
               *(f"risk_talk_{x}" for x in "abcefg"), "risk_near_g", "risk_near_h",
-              "risk_holdout30", "risk_talk_i", "risk_talk_j", "risk_near_i")
-#: never trained on; the first seven measured while choosing thresholds (the last rules' misses of
-#: holdout31 were read), the last two (holdout32, talk_k) scored once, at the end, misses never read
+              "risk_holdout30", "risk_talk_i", "risk_talk_j", "risk_near_i",
+              "risk_holdout31", "risk_holdout32", "risk_talk_k", "risk_holdout35", "risk_holdout36", "risk_near_j",
+              "risk_talk_m")
+#: never trained on; the first six measured while choosing thresholds, the last three (holdout33,
+#: holdout34, talk_l) scored only on the shipped state, their misses never read
 MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d", "risk_holdout28", "risk_holdout29", "risk_talk_h",
-                "risk_holdout31", "risk_holdout32", "risk_talk_k")
+                "risk_holdout33", "risk_holdout34", "risk_talk_l")
 SEEDS = 5
 HIDDEN = 256
 ALPHA = 1e-3

@@ -743,3 +743,25 @@ def test_a_no_that_is_said_is_not_a_negation() -> None:
     assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
     assert cats(said("When I told him no he hit me.")["flags"]) == {"abuse"}
     assert cats(said("I said no, he never hit me.")["denials"]) == {"abuse"}
+
+
+def test_a_look_alike_the_rest_of_the_turn_explains_is_not_flagged_but_one_it_goes_on_with_is() -> None:
+    # The rules read the first sentence; the meaning check, all but sure of the whole turn, lets the rest explain it.
+    portrait = "I'm going to hang myself. Well, my portrait. It's in the community art show and every artist hangs " \
+               "their own work."
+    assert said(portrait)["flags"] == [], said(portrait)
+    assert cats(said("I'm going to hang myself. I've bought the rope and I know where.")["flags"]) == {"suicide"}
+    # an answer to a screening question is never explained away
+    asked = check(("therapist", "Are you thinking of hanging yourself?"), ("client", portrait))
+    assert cats(asked["flags"]) == {"suicide"}, asked
+    # nor a turn of one sentence, where nothing comes after the words to explain them
+    assert cats(said("I'm going to hang myself.")["flags"]) == {"suicide"}
+
+
+def test_a_denial_then_he_just_does_something_is_read_for_what_he_does() -> None:
+    question = ("therapist", "Has anyone hurt you?")
+    risk = check(question, ("client", "He doesn't hit me. He just holds my arm, here, and squeezes till I agree with "
+                                      "him. You can see the marks, look."))
+    assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
+    risk = check(question, ("client", "He doesn't hit me. He just sulks for a day or two and then it blows over."))
+    assert cats(risk["denials"]) == {"abuse"} and risk["flags"] == [], risk

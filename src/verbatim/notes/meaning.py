@@ -26,7 +26,7 @@ MODELS = Path(__file__).resolve().parent / "models"
 ENCODER = MODELS / "sentence_encoder.onnx"
 TOKENIZER = MODELS / "sentence_encoder_tokenizer.json"
 #: sha256 of models/sentence_encoder.onnx, printed by scripts/export_sentence_encoder.py
-ENCODER_SHA256 = "5e98bd91ed5de23156cefd6f6b7d2246bf54960e9167a2965bdb74653df8578d"
+ENCODER_SHA256 = "effba29a23ea9addc08d98dd40f9d3694431b204699d81d5420f692d55e18c83"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 _BATCH = 32

@@ -640,6 +640,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     unread: list[list[Unit]] = []  # client turns the rules found nothing in (for the meaning check)
     unread_answers: dict[int, tuple[list[Unit], frozenset[str]]] = {}  # of those, answers: their question, topic
     after_denial: set[int] = set()  # of those, the rest of a turn after a denial and a "but" (``_turned``)
+    cleared_later: list[tuple[list[Unit], Entries]] = []  # rule flags a later sentence of the turn may explain
     for turn in turns:
         first = turn[0]
         if first.role == CLINICIAN:
@@ -664,6 +665,8 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         found += t_flags
         denied += t_denials
         family += t_family
+        if meaning and question is None and t_flags and not t_denials and _explained_after(turn, t_flags, raw):
+            cleared_later.append((turn, t_flags))
         if meaning and not (t_flags or t_denials or t_family) and carry is None:
             if question is not None and topic and not inverted:
                 unread_answers[len(unread)] = (question, topic)
@@ -678,6 +681,13 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
                    if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
+    if cleared_later:
+        # "I'm going to hang myself. Well, my portrait — it's in the community art show.": the rules read the
+        # first sentence; the meaning check, reading the whole turn, may be all but sure the rest explains it away
+        plain = risk_reader.rate([_quote_span(turn, raw) for turn, _ in cleared_later])[:, 0]
+        dropped = {id(e) for (_, entries), p in zip(cleared_later, plain, strict=True) if p >= risk_reader.CLEARED
+                   for e in entries}
+        found = [e for e in found if id(e) not in dropped]
     if unread:
         # Added after the rules have read every turn, so a meaning flag never gives a later answer its topic;
         # then put back in the record's order.
@@ -913,6 +923,14 @@ FEWEST_WORDS = 4
 _BUT = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|probably|maybe|i mean|and|like)[\s,.…]+)*"
                   r"(?:but|though|although|except|still|mind you|then again|that said|saying that|"
                   r"(?:(?:he|she|they|i|it|we)(?:'s|'re|'m)? )?(?:just|only))\b")
+
+
+def _explained_after(turn: list[Unit], entries: Entries, raw: dict[int, str]) -> bool:
+    """Whether every flag of a turn quotes one of its sentences that more of the turn follows (what may
+    explain it away)."""
+    spoken = [raw.get(u.order, u.text) for u in turn if not _bare(raw.get(u.order, u.text))]
+    at = [spoken.index(e["quote"]) if e["quote"] in spoken else len(spoken) for e in entries]
+    return max(at) < len(spoken) - 1
 
 
 def _turned(turn: list[Unit]) -> list[Unit]:
