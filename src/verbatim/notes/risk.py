@@ -201,7 +201,7 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-#: verbs before a "no" that is quoted, not negating ("if I say no", "when I told him no")
+#: words right before a "no" that is quoted, not negating ("if I say no", "when I told him no")
 _SAYING = frozenset({"say", "says", "said", "saying", "tell", "tells", "told", "answer", "answered", "him", "her",
                      "them"})
 
@@ -639,7 +639,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     recent: list[frozenset[str]] = []  # categories raised in the last few turns (for follow-up questions)
     unread: list[list[Unit]] = []  # client turns the rules found nothing in (for the meaning check)
     unread_answers: dict[int, tuple[list[Unit], frozenset[str]]] = {}  # of those, answers: their question, topic
-    after_denial: set[int] = set()  # of those, the rest of a turn after a denial and a "but" (``_turned``)
+    after_denial: dict[int, list[Unit]] = {}  # of those, the rest of a turn after a denial and a "but": the turn
     cleared_later: list[tuple[list[Unit], Entries]] = []  # rule flags a later sentence of the turn may explain
     for turn in turns:
         first = turn[0]
@@ -674,7 +674,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         elif meaning and t_denials and not t_flags and carry is None and (rest := _turned(turn)):
             # "I'm not gonna do anything stupid. Probably. But I've thought about putting the ute into a
             # tree.": what follows a "but" after a denial is read too; a flag there outweighs the denial
-            after_denial.add(len(unread))
+            after_denial[len(unread)] = turn
             unread.append(rest)
         # A clarification ("What, like suicidal?"): the question stands for the next answer.
         pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
@@ -699,11 +699,10 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         answers = {n: qt for n, qt in unread_answers.items()
                    if not any(u.segment_id in flagged_turns for u in unread[n])}
         answer_flags, answer_denials = _meaning_answers(unread, answers, raw)
-        taken_back = {(e["category"], u.segment_id) for n in after_denial for e in read_flags
-                      if e["segment_id"] in {v.segment_id for v in unread[n]} for u in unread[n]}
-        segment_turn = {u.segment_id: {v.segment_id for v in turn} for turn in turns for u in turn}
-        denied = [d for d in denied if not any((d["category"], s) in taken_back
-                                               for s in segment_turn.get(d["segment_id"], ()))]
+        # the denials of a category its turn's words after the "but" were flagged as
+        taken_back = {(e["category"], u.segment_id) for e in read_flags for n, whole in after_denial.items()
+                      if any(u.segment_id == e["segment_id"] for u in unread[n]) for u in whole}
+        denied = [d for d in denied if (d["category"], d["segment_id"]) not in taken_back]
         found = sorted(found + read_flags + answer_flags, key=lambda e: position.get(e["segment_id"], 0))
         denied = sorted(denied + answer_denials, key=lambda e: position.get(e["segment_id"], 0))
     out: dict[str, Any] = {"status": FOUND if found else NONE_FOUND, "flags": found, "denials": denied,
