@@ -409,6 +409,9 @@ def test_a_denial_said_again_after_a_correction_and_plain_refusals_are_denials(s
     ("With everything going on, are you still able to make sure the kids are fed and looked after?",
      "No, they're fine, they eat, they're clean, they go to school.", "neglect"),
     ("Do you ever burn yourself?", "uh no why would i do that no", "self_harm"),
+    # the negation after "safe" is about something else
+    ("Are you having any thoughts of suicide?",
+     "yeah yeah im safe i havent got any of that going on no plans or nothing like that", "suicide"),
 ])
 def test_a_yes_im_safe_a_no_theyre_fine_and_a_why_would_i_are_denials_when_asked(
         question: str, reply: str, category: str) -> None:
@@ -594,6 +597,16 @@ def test_an_answer_after_a_preamble_can_be_a_yes_and_not_safe_stays_a_disclosure
     assert cats(risk["flags"]) == {"suicide"}, risk
     risk = check(("therapist", "Do you feel safe at home?"), ("client", "No, I don't feel safe there."))
     assert cats(risk["flags"]) == {"abuse"}, risk
+
+
+@pytest.mark.parametrize("reply", ["Yeah, I'm not safe.", "No, I'm not safe there.", "No, I don't feel safe."])
+@pytest.mark.parametrize(("question", "category"), [
+    ("Are you having any thoughts of suicide?", "suicide"), ("Do you feel safe at home?", "abuse")])
+def test_not_safe_is_a_disclosure_to_any_safety_question_whatever_the_yes_or_no(
+        question: str, category: str, reply: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert cats(risk["flags"]) == {category} and risk["denials"] == [], risk
+    assert "not safe" in risk["flags"][0]["reason"] or "answered no" in risk["flags"][0]["reason"], risk
 
 
 def test_a_negation_spans_the_alternatives_joined_by_or_but_not_a_hedge() -> None:

@@ -561,6 +561,10 @@ _SELF_CORRECTION = re.compile(
     r"\b(?! (?:not|never)\b)")
 #: an answer that the client is safe, whatever the question's wording
 _SAFE = re.compile(r"\b(?:i'm|i am|i feel|feel|feeling|i'm feeling) (?:\w+ )?safe\b")
+#: an answer that the client is not safe ("i'm not safe", "i don't feel safe", "unsafe")
+_UNSAFE = re.compile(r"\b(?:(?:i'm|i am|i feel|feel|feeling) (?:not|never)|(?:don't|do not|can't|cannot|never) "
+                     r"(?:really |ever )?(?:feel|be)) (?:\w+ )?safe\b|\b(?:i'm|i am|i feel|feel|feeling) "
+                     r"(?:\w+ )?unsafe\b")
 #: a negation right before a phrase ("i don't feel safe"), not an answer's "no" ("um no, i feel safe")
 _NOT_BEFORE = re.compile(r"(?:\bnot|\bnever|n't)\s+(?:\w+\s+)?$")
 #: an answer that the people asked about are cared for: a "no" to an inverted question that still denies it
@@ -813,10 +817,16 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))):
             verdict = "yes"  # "Mostly my ex." to "Has anyone been hurting you?"
         said_first = normalise(spoken[start].text)
-        if verdict == "yes" and not inverted and _SAFE.search(said_first) and not tx.negated(said_first):
-            verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
         safe = _SAFE.search(said_first)
-        safe_said = safe is not None and not _NOT_BEFORE.search(said_first[: safe.start()])
+        # the negation that matters is the one before "safe": "yeah I'm safe, no plans or nothing" is safe
+        safe_said = (safe is not None and not _NOT_BEFORE.search(said_first[: safe.start()])
+                     and not re.search(r"\b(?:not|never)\b|n't", safe.group()))
+        if verdict == "yes" and not inverted and safe_said:
+            verdict = "no"  # "Yeah, I'm safe." to "Are you safe? Any thoughts of ending your life?"
+        unsafe = _UNSAFE.search(said_first) is not None
+        if unsafe:
+            # "Yeah, I'm not safe." / "No, I don't feel safe." to any risk question: not safe is the disclosure
+            verdict = "no" if inverted else "yes"
         cared_for = _CARED_FOR.search(normalise(_quote_span(spoken[start:], raw))) is not None
         if inverted and verdict == "no" and (cared_for or safe_said):
             # "No, they're fine, they eat, they're clean." to "Are you able to make sure they're fed?";
@@ -833,7 +843,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         for c in sorted(topic):
             if verdict in ("yes", "past", "unsure", "declined", "conditional"):
                 # a screening question left unanswered is shown, not dropped: the clinician asks again
-                reason = ("answered no to a safety question" if inverted and verdict == "yes" else
+                reason = ("says they are not safe when asked" if unsafe else
+                          "answered no to a safety question" if inverted and verdict == "yes" else
                           "answered yes when asked" if verdict == "yes" else
                           "did not deny when asked (unsure)" if verdict == "unsure" else
                           "declined to answer when asked" if verdict == "declined" else
