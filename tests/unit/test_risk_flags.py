@@ -398,6 +398,8 @@ def rule_flags(*turns: tuple[str, str]) -> list[dict[str, Any]]:
     ("no well i did once but not like that", "past"), ("No, but I have thought about it.", "yes"),
     ("No. Well, last week I did take extra pills.", "yes"),
     ("Course not.", "no"), ("That's not me.", "no"), ("zero none nada", "no"), ("Not a flicker.", "no"),
+    # Australian, New Zealand and Scots English
+    ("Yeah nah, nothing like that, mate.", "no"), ("nah yeah, a bit", "yes"), ("Naw. Never.", "no"),
 ])
 def test_a_denial_said_again_after_a_correction_and_plain_refusals_are_denials(said_: str, verdict: str) -> None:
     assert answer(said_) == verdict, said_
@@ -599,6 +601,13 @@ def test_an_answer_after_a_preamble_can_be_a_yes_and_not_safe_stays_a_disclosure
     assert cats(risk["flags"]) == {"abuse"}, risk
 
 
+def test_a_denial_then_hard_years_is_no_answer_about_the_topic_but_having_had_some_is() -> None:
+    asked = ("therapist", "Have you ever thought about taking your own life?")
+    risk = check(asked, ("client", "Naw. Never. No' once, and I've had some bad years."))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+    assert cats(check(asked, ("client", "I've had some."))["flags"]) == {"suicide"}
+
+
 @pytest.mark.parametrize("reply", ["Yeah, I'm not safe.", "No, I'm not safe there.", "No, I don't feel safe."])
 @pytest.mark.parametrize(("question", "category"), [
     ("Are you having any thoughts of suicide?", "suicide"), ("Do you feel safe at home?", "abuse")])
@@ -778,3 +787,11 @@ def test_a_denial_then_he_just_does_something_is_read_for_what_he_does() -> None
     assert cats(risk["flags"]) == {"abuse"} and risk["denials"] == [], risk
     risk = check(question, ("client", "He doesn't hit me. He just sulks for a day or two and then it blows over."))
     assert cats(risk["denials"]) == {"abuse"} and risk["flags"] == [], risk
+
+
+def test_a_clinicians_unpunctuated_question_about_someone_else_is_a_question() -> None:
+    asked = ("therapist", "are they getting enough to eat")
+    fed = check(asked, ("client", "yeah they eat better than i do, the food bank helps but they never go without"))
+    assert fed["flags"] == [] and cats(fed["denials"]) == {"neglect"}, fed
+    hungry = check(asked, ("client", "no not really, most nights it's just toast"))
+    assert cats(hungry["flags"]) == {"neglect"} and hungry["denials"] == [], hungry

@@ -446,16 +446,24 @@ _BARE_ANY = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|th
                        r"(?! (?:way|time|more|longer)\b)")
 
 
+#: a clinician's unpunctuated question about someone else ("are they getting enough to eat"): an auxiliary, then
+#: its subject
+_ABOUT_THEM = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|then|well)[\s,]+)*(?:have|has|do|does|"
+                         r"did|are|is|was|were|will|would|could|can)\s+(?:they|he|she|we|the|his|her|their|our|"
+                         r"anyone|anybody|someone|somebody|everyone)\b")
+
+
 def asking(sentence: str, clinician: bool = False) -> bool:
     """Whether a sentence is a question: its question mark, or (with no end punctuation) its
-    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY``)."""
+    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY`` and
+    ``_ABOUT_THEM``)."""
     text = sentence.rstrip()
     if text.endswith("?"):
         return True
     if not text or not (text[-1].isalnum() or text[-1] == "'"):
         return False
     said_ = normalise(text)
-    return bool(_INTERROGATIVE.search(said_) or (clinician and _BARE_ANY.search(said_)))
+    return bool(_INTERROGATIVE.search(said_) or (clinician and (_BARE_ANY.search(said_) or _ABOUT_THEM.search(said_))))
 
 
 def _is_question(unit: Unit) -> bool:
@@ -519,6 +527,7 @@ def answer(text: str) -> str | None:
     t = re.sub(r"\s*,\s*", " ", READING["LEAD_FILLER"].sub("", said_)).strip(" .,!…")
     if not t:
         return None
+    t = re.sub(r"^nah[\s,]+(?=yeah\b)", "", t)  # "nah yeah" is a yes, "yeah nah" a no
     if READING["PAST_ANSWER"].search(t):
         return "past"
     if READING["UNSURE"].search(t):
@@ -529,7 +538,8 @@ def answer(text: str) -> str | None:
         return "yes"
     # the answer's first words: "yeah, not really" is no yes; "yeah they're fine … never" is one
     head = " ".join(t.split(",")[0].split(" but ")[0].replace("not sure", "").split()[:4])
-    if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never)\b", head):
+    # "yeah nah" (Australian and New Zealand English) is a no
+    if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never|nah|naw)\b", head):
         return "yes"
     if READING["NO"].search(t):
         # "No... well, last night I did.": the denial taken back in the same breath is a yes
@@ -555,7 +565,7 @@ _SELF_CORRECTION = re.compile(
     # a bare auxiliary grants the act only about it ("well, I did once"), not a new matter ("but I've been tired")
     r"(?:i (?:have|do|was|had)|i've (?:had|done|been))(?=[\s,.!…]*$|[\s,]+(?:[\w']+ ){0,2}?(?:it|that|them|so|"
     r"once|twice|before|recently|lately|sometimes|a few times|a couple of times|actually|yeah|yes|thinking|close)\b)|"
-    r"(?<!not )(?<!never )(?:once|twice)|"
+    r"(?<!not )(?<!never )(?<!no' )(?:once|twice)|"
     # "kind of" the hedge, not "that kind of person"
     r"yes|yeah|sometimes|a (?:bit|little)|(?<!that )(?<!the )(?<!what )(?<!any )(?<!this )(?:kind|sort) of)"
     r"\b(?! (?:not|never)\b)")
