@@ -780,6 +780,18 @@ def test_a_look_alike_the_rest_of_the_turn_explains_is_not_flagged_but_one_it_go
     assert cats(said("I'm going to hang myself.")["flags"]) == {"suicide"}
 
 
+@pytest.mark.parametrize(("text", "category"), [
+    ("I want to kill myself. Anyway, work has been busy this week.", "suicide"),
+    ("Honestly? I want to kill myself. Anyway. Work has been busy this week.", "suicide"),
+    ("I'm going to kill him. We went shopping on Saturday and bought bread.", "harm_to_others"),
+    ("I'm going to hang myself. I started a new book on Tuesday.", "suicide"),
+])
+def test_a_risk_statement_followed_by_talk_of_something_else_stays_flagged(text: str, category: str) -> None:
+    # Only a sentence that reads the flagged one again ("Well, my portrait…") may explain it away; a turn to
+    # ordinary talk, however ordinary, explains nothing.
+    assert cats(said(text)["flags"]) == {category}, said(text)
+
+
 def test_a_denial_then_he_just_does_something_is_read_for_what_he_does() -> None:
     question = ("therapist", "Has anyone hurt you?")
     risk = check(question, ("client", "He doesn't hit me. He just holds my arm, here, and squeezes till I agree with "
@@ -795,3 +807,26 @@ def test_a_clinicians_unpunctuated_question_about_someone_else_is_a_question() -
     assert fed["flags"] == [] and cats(fed["denials"]) == {"neglect"}, fed
     hungry = check(asked, ("client", "no not really, most nights it's just toast"))
     assert cats(hungry["flags"]) == {"neglect"} and hungry["denials"] == [], hungry
+
+
+@pytest.mark.parametrize("turns", [
+    ["No. Not since I tried last month."], ["Never. I mean, not since last week."],
+    # the recognizer split the answer at a pause: the take-back is the client's next segment
+    ["No.", "Well, actually, yes, last week."], ["No.", "Sometimes."],
+])
+def test_a_denial_taken_back_in_the_same_answer_is_a_flag_even_across_segments(turns: list[str]) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), *(("client", t) for t in turns))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+
+
+def test_a_denial_then_other_talk_in_the_next_segment_stays_a_denial() -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("client", "I went to the shops after."))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+    assert cats(check(("therapist", "Any thoughts of suicide?"), ("client", "No. Not for years."))["denials"]) == \
+        {"suicide"}
+
+
+def test_a_short_answer_read_alone_needs_a_surer_meaning_check() -> None:
+    # "yeah when i was ten" means what its question means; to a question about swimming it is no risk
+    assert check(("therapist", "When did you learn to swim?"), ("client", "yeah when i was ten"))["flags"] == []
+    assert check(("client", "yeah when i was ten"))["flags"] == []

@@ -26,7 +26,7 @@ MODELS = Path(__file__).resolve().parent / "models"
 ENCODER = MODELS / "sentence_encoder.onnx"
 TOKENIZER = MODELS / "sentence_encoder_tokenizer.json"
 #: sha256 of models/sentence_encoder.onnx, printed by scripts/export_sentence_encoder.py
-ENCODER_SHA256 = "effba29a23ea9addc08d98dd40f9d3694431b204699d81d5420f692d55e18c83"
+ENCODER_SHA256 = "9eae5718d5094571b02a7434edeede080271f4921103fcc17f1cb5f8f7699824"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 _BATCH = 32

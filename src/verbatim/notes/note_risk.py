@@ -1,8 +1,9 @@
-"""The risk check run again on a note's edited text: what the clinician wrote is checked too.
+"""The risk check run again on a note's text, as drafted and at each edit: what the note says is checked too.
 
 The draft's risk flags come from the client's record (``verbatim.notes.risk.flags`` over its
 sentences). A clinician who edits the note can add words about risk the record check never saw
-("Client denies suicidal ideation"): each edit runs the same detector over the note's own
+("Client denies suicidal ideation"), and a draft may quote what the record's check let pass: the
+draft and each edit run the same detector over the note's own
 sentences and lists what it finds under ``note_mentions`` —
 ``[{category, section, sentence, denied}]`` (sentence: 0-based index in its section) — so the
 risk box never says "none found" over a note that speaks of risk. The record's flags and

@@ -27,6 +27,7 @@ from verbatim.db.models import (
 from verbatim.durable.store import RunStore
 from verbatim.errors import IllegalTransition, NotFound, RecordMoved
 from verbatim.notes.formats import Section, sections_of
+from verbatim.notes.note_risk import recheck
 from verbatim.notes.render import diff, plain_text
 from verbatim.notes.states import RUNNABLE, NoteStatus
 from verbatim.record.writer import version as record_version
@@ -131,7 +132,9 @@ class NoteRepo:
             self.runs.hold(db, note_id, fence)
             self._same_record(db, note_id, transcript_version)
             sections = list(db.execute(select(Note.sections).where(Note.id == note_id)).scalar_one() or [])
-            body = {"sections": sections, "risk": risk}
+            # The draft's own words are checked as an edit's are: a box never says "nothing detected" over a
+            # note that quotes a risk statement (the record's flags stay as the record's check found them).
+            body = {"sections": sections, "risk": recheck(risk, sections)}
             self._fenced(db, note_id, fence, status=NoteStatus.DRAFT.value, risk_flags=risk, version=1,
                          transcript_version=transcript_version)
             db.execute(insert(NoteVersion).values(note_id=note_id, version=1, kind="draft", body=body, diff=""))

@@ -101,7 +101,7 @@ def _risk_sentences(body: dict[str, Any]) -> dict[tuple[str, int], set[tuple[str
     turn that also says "I think about killing myself", and is not about it). Its own words' reading
     wins over the flag it cites: "Client denies suicidal ideation." is a denial whatever it cites.
     """
-    # The mentions are read again from the text: a draft as written carries none (they are read at edits).
+    # The mentions are read again from the text (a note stored before drafts were checked carries none).
     risk = recheck(body.get("risk"), body.get("sections", []))
     out: dict[tuple[str, int], set[tuple[str, bool]]] = {}
     for m in risk.get("note_mentions", []):

@@ -610,6 +610,17 @@ _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|wh
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
 
+def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
+    """Whether a client turn opens by taking back the "no" said just before it ("Well, actually, yes.",
+    "Sometimes.", "Not since last week.")."""
+    spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
+    if not spoken:
+        return False
+    said_ = normalise(spoken[0].text)
+    opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", said_).replace(",", "")
+    return bool(_SELF_CORRECTION.match(opened) or _TAKEN_BACK.match(said_) or answer(spoken[0].text) == "past")
+
+
 def _bare(text: str) -> bool:
     """A sentence that is only fillers ("Um...") once "mm-hmm" and "uh-huh" are kept as answers."""
     said_ = normalise(text)
@@ -655,7 +666,10 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
     unread_answers: dict[int, tuple[list[Unit], frozenset[str]]] = {}  # of those, answers: their question, topic
     after_denial: dict[int, list[Unit]] = {}  # of those, the rest of a turn after a denial and a "but": the turn
     cleared_later: list[tuple[list[Unit], Entries]] = []  # rule flags a later sentence of the turn may explain
-    for turn in turns:
+    merged: set[int] = set()  # client turns read with the answer before them (a denial they take back)
+    for n_turn, turn in enumerate(turns):
+        if n_turn in merged:
+            continue
         first = turn[0]
         if first.role == CLINICIAN:
             if any(u.speaker_uncertain for u in turn):
@@ -673,6 +687,16 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         if pending is not None and first.position == pending.position + 1:
             question, topic, inverted = pending.question, pending.topic, pending.inverted
         t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
+        after = turns[n_turn + 1] if n_turn + 1 < len(turns) else None
+        if question is not None and t_denials and not t_flags and after is not None and \
+                after[0].role == CLIENT and _takes_back(after, raw):
+            # "No." then, in the client's next segment (the recognizer split at a pause), "Well, actually, yes,
+            # last week.": the two are one answer
+            both = _read_turn(turn + after, raw, question, topic, inverted)
+            if both[0]:
+                t_flags, t_denials, t_family, carry = both
+                turn = turn + after
+                merged.add(n_turn + 1)
         if any(u.speaker_uncertain for u in turn):
             t_flags = [_uncertain(f) for f in t_flags]
             t_denials = [_uncertain(d) for d in t_denials]
@@ -806,7 +830,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
             # right after the denial takes it back
             if _SELF_CORRECTION.match(re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "",
-                                             normalise(spoken[later].text))):
+                                             normalise(spoken[later].text)).replace(",", "")):
                 joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
                 if answer(joined) in ("yes", "past"):
                     verdict = answer(joined)
@@ -815,6 +839,10 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             if _TAKEN_BACK.match(normalise(spoken[later].text)):
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
                 verdict, start = "yes", later
+                break
+            if answer(spoken[later].text) == "past":
+                # "No. Not since I tried last month.": not now, but it happened
+                verdict, start = "past", later
                 break
         if inverted and verdict is None:
             # "I feel safe, yeah." / "I'm scared of him." to a safety question
@@ -936,6 +964,9 @@ MEANING_KINDS = (MEANING_KIND, MEANING_ANSWER_KIND)
 _WHOLE_TURN_WORDS = 60
 #: a client turn shorter than this is not rated by the meaning check
 FEWEST_WORDS = 4
+#: a turn or part shorter than this is held to ``risk_reader.PART_THRESHOLD`` (the training sets' short answers
+#: are left out of the reader's training too: ``bench/train_risk_reader.ANSWER_WORDS``)
+SHORT_WORDS = 8
 
 
 #: a sentence after a denial that turns against it: "Probably. But I've thought about …" / "Though some nights …" /
@@ -945,12 +976,19 @@ _BUT = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|probably|maybe|i mean|and|like)
                   r"(?:(?:he|she|they|i|it|we)(?:'s|'re|'m)? )?(?:just|only))\b")
 
 
+#: the opening of a sentence that reads the one before again ("Well, my portrait…", "I mean the hedge", "Only
+#: joking"); "Anyway, work's been busy" or "We went shopping" turns to something else and explains nothing
+_REREAD = re.compile(r"^(?:well|i mean|as in|not (?:literally|really|seriously)|(?:i'm |i was )?(?:only |just )?"
+                     r"(?:joking|kidding)|ha+|(?:ha)+|lol|it's|it is|it was|that's|that is|that was|like)\b")
+
+
 def _explained_after(turn: list[Unit], entries: Entries, raw: dict[int, str]) -> bool:
-    """Whether every flag of a turn quotes one of its sentences that more of the turn follows (what may
-    explain it away)."""
+    """Whether every flag of a turn quotes one of its sentences that more of the turn follows, the next of
+    them reading it again (``_REREAD``: what may explain it away)."""
     spoken = [raw.get(u.order, u.text) for u in turn if not _bare(raw.get(u.order, u.text))]
     at = [spoken.index(e["quote"]) if e["quote"] in spoken else len(spoken) for e in entries]
-    return max(at) < len(spoken) - 1
+    last = max(at)
+    return last < len(spoken) - 1 and _REREAD.match(normalise(spoken[last + 1])) is not None
 
 
 def _turned(turn: list[Unit]) -> list[Unit]:
@@ -985,6 +1023,9 @@ def _meaning_flags(turns: list[list[Unit]], raw: dict[int, str], strict: frozens
     ruled = {u.order for turn in turns for u in turn if considered(u.text)}
     windows = [(n, units_, t) for n, units_, t in windows if len(tx.words(_quote_span(units_, raw))) >= FEWEST_WORDS
                and not any(u.order in ruled for u in units_)]
+    # Read alone, a short answer ("yeah when i was ten") is mostly its question: the reader must be surer of it.
+    windows = [(n, units_, max(t, risk_reader.PART_THRESHOLD) if len(tx.words(_quote_span(units_, raw))) < SHORT_WORDS
+                else t) for n, units_, t in windows]
     rated = risk_reader.readings([_quote_span(units_, raw) for _, units_, _ in windows], [t for *_, t in windows])
     best: dict[int, tuple[float, str, list[Unit]]] = {}
     for (n, units_, _), rating in zip(windows, rated, strict=True):

@@ -39,7 +39,7 @@ from verbatim.notes.meaning import DIMENSIONS, encoder, verify_encoder
 
 WEIGHTS = Path(__file__).resolve().parent / "models" / "risk_reader.npz"
 #: sha256 of models/risk_reader.npz, printed by bench/train_risk_reader.py
-WEIGHTS_SHA256 = "683ea5c03a72cea755f3f2a8146e51eec22002e8006dd6a0949c656e95a7f30d"
+WEIGHTS_SHA256 = "816a094fa2a14a332b19e09f0e4212b137ece0944ab6e079a2b8bbe56f94e965"
 CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: ``1 − P(none)`` above which a turn is flagged; chosen, with ``PART_THRESHOLD``, on never-trained-on sets
 #: (holdout14/15/28/29/31, talk_d/h) once the reader had learnt that a sentence of ordinary talk is ordinary alone
@@ -47,11 +47,13 @@ CLASSES = ("none", "suicide", "self_harm", "harm_to_others", "abuse", "neglect")
 #: and the reader now puts ordinary sentences near 0 (README, "Parts of ordinary talk")
 THRESHOLD = 0.4
 #: the same for one or two sentences read out of a longer turn: stricter, since every turn of several
-#: sentences gives several such chances
-PART_THRESHOLD = 0.85
+#: sentences gives several such chances (0.95 since session 36's encoder: on the threshold sets as many genuine
+#: statements as at 0.85, fewer false flags)
+PART_THRESHOLD = 0.95
 
 #: ``P(none)`` of a whole client turn at or above which the rules' flags on its earlier sentences are dropped:
-#: the rest of the turn explains them ("I'm going to hang myself. Well, my portrait, at the art show."). Chosen on
+#: the rest of the turn explains them ("I'm going to hang myself. Well, my portrait, at the art show.") — only
+#: when the sentence after the flagged one reads it again (``risk._REREAD``: "Well, …", "I mean …"). Chosen on
 #: holdout14/15/28/29 and talk_d/h: at 0.99 it also dropped "…I've only burned myself twice this week. Personal
 #: best." and a ramble's "…I'm running her over. Anyway, …"; at this share only those two, for ten false flags
 CLEARED = 0.9999
