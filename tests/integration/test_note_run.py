@@ -102,3 +102,22 @@ def test_the_sweep_requeues_a_dead_note_run_and_a_resumed_run_starts_at_the_next
     # Sections 1 and 2 are the checkpoint's (not written again); 3 and 4 are the resumed run's.
     written = [{k: v for k, v in s.items() if k != "writer"} for s in row.sections]
     assert written == saved + whole[2:] and repo.runs.count_of(note_id) == 2
+
+
+def test_a_draft_that_quotes_what_the_record_check_missed_never_says_nothing_detected(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The record's check misses everything (as a detector can): the draft's own words are still read.
+    import verbatim.notes.run as note_run
+    from verbatim.notes.risk import NOTHING_DETECTED
+    missed = {"status": "none found", "flags": [], "denials": [], "family_history": [], "checked": NOTHING_DETECTED}
+    monkeypatch.setattr(note_run, "flags", lambda items: dict(missed))
+    ctx = build_context(settings)
+    sid = ready_session(settings, SAMPLES / "notes" / "risk_discussed.json")
+    note_id = ask(settings, sid, "soap")
+    assert run_note(ctx, note_id) is Outcome.READY
+    with db_session(settings.database_url or "") as db:
+        version = db.execute(select(NoteVersion).where(NoteVersion.note_id == note_id)).scalar_one()
+    risk = version.body["risk"]
+    assert risk["status"] == "found" and "checked" not in risk, risk
+    assert risk["note_mentions"] and not any(m["denied"] for m in risk["note_mentions"]), risk
+    assert note_row(settings, note_id).risk_flags["flags"] == []  # the record's check is kept as it found
