@@ -830,3 +830,16 @@ def test_a_short_answer_read_alone_needs_a_surer_meaning_check() -> None:
     # "yeah when i was ten" means what its question means; to a question about swimming it is no risk
     assert check(("therapist", "When did you learn to swim?"), ("client", "yeah when i was ten"))["flags"] == []
     assert check(("client", "yeah when i was ten"))["flags"] == []
+
+
+@pytest.mark.parametrize("question", ["Is there any history of suicide in your family?",
+                                      "Has anyone in your family died by suicide?"])
+def test_a_yes_to_a_family_history_question_is_family_history_not_the_clients_risk(question: str) -> None:
+    for reply in ("Yes, my uncle died by suicide when I was twelve.", "Yes, my uncle."):
+        risk = check(("therapist", question), ("client", reply))
+        assert risk["flags"] == [] and risk["denials"] == [], risk
+        assert [e["category"] for e in risk["family_history"]] == ["suicide"], risk
+    no = check(("therapist", question), ("client", "No."))
+    assert no["flags"] == [] and no["denials"] == [] and no["family_history"] == [], no  # denies nothing of their own
+    also = check(("therapist", question), ("client", "No, but I have thought about it myself."))
+    assert cats(also["flags"]) == {"suicide"}, also

@@ -683,16 +683,16 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
             continue
         question: list[Unit] | None = None
         topic: frozenset[str] = frozenset()
-        inverted = False
+        inverted = family_asked = False
         if pending is not None and first.position == pending.position + 1:
-            question, topic, inverted = pending.question, pending.topic, pending.inverted
-        t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted)
+            question, topic, inverted, family_asked = pending.question, pending.topic, pending.inverted, pending.family
+        t_flags, t_denials, t_family, carry = _read_turn(turn, raw, question, topic, inverted, family_asked)
         after = turns[n_turn + 1] if n_turn + 1 < len(turns) else None
         if question is not None and t_denials and not t_flags and after is not None and \
                 after[0].role == CLIENT and _takes_back(after, raw):
             # "No." then, in the client's next segment (the recognizer split at a pause), "Well, actually, yes,
             # last week.": the two are one answer
-            both = _read_turn(turn + after, raw, question, topic, inverted)
+            both = _read_turn(turn + after, raw, question, topic, inverted, family_asked)
             if both[0]:
                 t_flags, t_denials, t_family, carry = both
                 turn = turn + after
@@ -706,7 +706,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
         if meaning and question is None and t_flags and not t_denials and _explained_after(turn, t_flags, raw):
             cleared_later.append((turn, t_flags))
         if meaning and not (t_flags or t_denials or t_family) and carry is None:
-            if question is not None and topic and not inverted:
+            if question is not None and topic and not inverted and not family_asked:
                 unread_answers[len(unread)] = (question, topic)
             unread.append(turn)
         elif meaning and t_denials and not t_flags and carry is None and (rest := _turned(turn)):
@@ -715,7 +715,7 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
             after_denial[len(unread)] = turn
             unread.append(rest)
         # A clarification ("What, like suicidal?"): the question stands for the next answer.
-        pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position)
+        pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position, family_asked)
                    if carry is not None and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
@@ -761,6 +761,18 @@ class _Asked:
     topic: frozenset[str]
     inverted: bool
     position: int
+    #: it asks about the client's family ("Is there any history of suicide in your family?"): a yes is family
+    #: history, a no denies nothing of the client's own
+    family: bool = False
+
+
+#: a question about the client's family or others, not the client ("…in your family?", "Has anyone close to you…")
+_FAMILY_QUESTION = re.compile(r"\b(?:in (?:your|the) family|your family(?:'s)? history|family history|"
+                              r"(?:any|a) (?:relative|family member)s?|anyone (?:in your family|close to you|you know)|"
+                              r"any of your (?:family|relatives|friends))\b")
+#: an answer to a family question that speaks of the client too ("No, but I have thought about it myself.")
+_SELF_TOO = re.compile(r"\b(?:myself|me too|me as well|me also|so (?:have|did|do) i|i (?:have|did|do) too)\b|"
+                       r"\bi(?:'ve| have)? (?:also |even )?(?:thought|tried|done|attempted)\b")
 
 
 def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]],
@@ -774,7 +786,7 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         follows_it = previous is not None and previous.position + 1 == turn[0].position
         if previous is not None and follows_it and len(tx.words(" ".join(sentences))) <= 25:
             return _Asked(previous.question, previous.topic | question_topic([*sentences, "?"]), previous.inverted,
-                          turn[-1].position)
+                          turn[-1].position, previous.family)
         return None
     topic = question_topic(sentences)
     if not topic:
@@ -789,20 +801,23 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    return _Asked(turn, topic, inverted, turn[-1].position)
+    family = bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
+    return _Asked(turn, topic, inverted, turn[-1].position, family)
 
 
 Entries = list[dict[str, Any]]
 
 
 def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | None, topic: frozenset[str],
-               inverted: bool) -> tuple[Entries, Entries, Entries, frozenset[str] | None]:
+               inverted: bool, family_asked: bool = False) -> tuple[Entries, Entries, Entries, frozenset[str] | None]:
     """Flags, denials and family history of one client turn; the last item is the topic to carry
     when the turn is only a clarifying question (the question still waits for its answer)."""
     # A turn's words as said: "Mm-hmm." is an answer even though the record's sentence drops it as a filler.
     spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
     if not spoken:
         return [], [], [], (frozenset() if question is not None else None)
+    if family_asked and _SELF_TOO.search(normalise(_quote_span(spoken, raw))):
+        family_asked = False  # the answer is about the client too: read as an answer about the client's own risk
     flagged: dict[str, dict[str, Any]] = {}
     denials: dict[str, dict[str, Any]] = {}
     family: list[dict[str, Any]] = []
@@ -879,6 +894,12 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
+            if family_asked:
+                # "Yes, my uncle." to "Any history of suicide in your family?": another's act, not the client's
+                if verdict in ("yes", "past"):
+                    family.append(_entry(c, "family history", "answered yes to a question about family", spoken[start],
+                                         quote, q))
+                continue
             if verdict in ("yes", "past", "unsure", "declined", "conditional"):
                 # a screening question left unanswered is shown, not dropped: the clinician asks again
                 reason = ("says they are not safe when asked" if unsafe else
@@ -891,8 +912,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
             elif verdict == "no":
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
-    context = set(topic)
-    kin: set[str] = set()
+    context = set() if family_asked else set(topic)
+    kin: set[str] = set(topic) if family_asked else set()
     reading = spoken[start:] if question is not None else spoken
     for n, unit in enumerate(reading):
         if _clarifying(unit):
@@ -921,6 +942,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 # The words that carry the risk are the better quote than a bare "yes" (the question stays).
                 flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
             denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
+    # one family-history entry per category and sentence (the answer's yes and the words that name the act)
+    family = list({(e["category"], e["segment_id"]): e for e in reversed(family)}.values())[::-1]
     return list(flagged.values()), list(denials.values()), family, None
 
 
