@@ -135,7 +135,23 @@ SPEAKERS = ("client", "therapist")
 
 
 class BadItems(ValueError):
-    """An items file that is not in the ``--items`` format; the message names the item and the key."""
+    """An input file (``--items``, ``--dialogues``, ``--dialogue-labels``) or ``--out`` path that cannot be used;
+    the message names the file, and the item and key where there is one."""
+
+
+def _read_json(path: Path, what: str) -> Any:
+    """``path``'s JSON, or ``BadItems`` saying why not (unreadable, a directory, not UTF-8, not JSON, nested
+    too deep, a number too long to read)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BadItems(f"cannot read the {what} {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BadItems(f"the {what} {path} is not a JSON file: {e}") from None
+    except RecursionError:
+        raise BadItems(f"the {what} {path} is nested too deeply to read") from None
+    except ValueError as e:  # an integer of more digits than Python reads
+        raise BadItems(f"the {what} {path} holds a value that cannot be read: {e}") from None
 
 
 def load_items(path: Path) -> list[dict[str, Any]]:
@@ -145,12 +161,7 @@ def load_items(path: Path) -> list[dict[str, Any]]:
     that is not an object or lacks ``id``/``speaker``/``text``/``label``/``denied``, a speaker or label
     outside the format, empty text, ``denied`` not true/false, ``context`` not a list of
     ``{"speaker", "text"}``."""
-    try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise BadItems(f"cannot read {path}: {e.strerror or e}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadItems(f"{path} is not a JSON file: {e}") from None
+    items = _read_json(path, "items file")
     if not isinstance(items, list) or not items:
         raise BadItems(f"{path} must hold a non-empty JSON list of items, not {type(items).__name__}"
                        + (" (empty)" if items == [] else ""))
@@ -163,7 +174,7 @@ def load_items(path: Path) -> list[dict[str, Any]]:
             if key not in item:
                 raise BadItems(f'{where} has no "{key}"')
         if not isinstance(item["id"], (str, int)) or isinstance(item["id"], bool):
-            raise BadItems(f'{where}: "id" must be a string or a number')
+            raise BadItems(f'{where}: "id" must be a string or a whole number')
         if item["speaker"] not in SPEAKERS:
             raise BadItems(f'{where}: "speaker" is {item["speaker"]!r}; it must be one of {", ".join(SPEAKERS)}')
         if not isinstance(item["text"], str) or not item["text"].strip():
@@ -214,28 +225,68 @@ def dialogue_segments(src: str) -> list[dict[str, Any]]:
     return out
 
 
-def run_dialogues(paths: list[Path], labels_path: Path | None, show_misses: bool) -> dict[str, Any]:
-    labels = {}
-    if labels_path is not None and labels_path.exists():
-        labels = {(x["file"], int(x["line"])): x for x in json.loads(labels_path.read_text(encoding="utf-8"))}
-    rows = []
-    dialogues = 0
+def load_dialogues(paths: list[Path]) -> list[dict[str, str]]:
+    """The dialogues of ``--dialogues`` files, checked before any is run: each file a JSON object whose
+    ``"data"`` is a list of ``{"src": str, "file": str}`` objects (other keys ignored); ``BadItems`` otherwise."""
+    out: list[dict[str, str]] = []
     for path in paths:
-        for d in json.loads(path.read_text(encoding="utf-8"))["data"]:
-            dialogues += 1
-            segs = dialogue_segments(d["src"])
-            results = judge(segs)
-            for s in segs:
-                n = int(s["id"].split("-")[1])
-                lab = labels.get((d["file"], n), {})
-                item = {"id": f'{d["file"]}:{n}', "speaker": s["speaker"], "text": s["text"],
-                        "label": lab.get("label", "none"), "denied": bool(lab.get("denied", False))}
-                rows.append((item, results[s["id"]]))
-                r = results[s["id"]]
-                if show_misses and (r["flags"] or r["denials"] or r["family_history"]):
-                    print(f'  {item["id"]} [{item["label"]}] {r} {s["text"][:160]!r}', file=sys.stderr)
+        doc = _read_json(path, "dialogues file")
+        data = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(data, list):
+            raise BadItems(f'the dialogues file {path} must be a JSON object with a "data" list (the ACI-BENCH shape)')
+        for n, d in enumerate(data):
+            if not (isinstance(d, dict) and isinstance(d.get("src"), str) and isinstance(d.get("file"), str)):
+                raise BadItems(f'dialogue {n} of {path} must be an object with string "src" and "file"')
+            out.append({"src": d["src"], "file": d["file"]})
+    return out
+
+
+def load_labels(path: Path | None) -> dict[tuple[str, int], dict[str, Any]]:
+    """``--dialogue-labels``: ``[{"file", "line", "label", "denied"?}]`` keyed by (file, line); {} if absent."""
+    if path is None or not path.exists():
+        return {}
+    rows = _read_json(path, "dialogue labels file")
+    if not isinstance(rows, list):
+        raise BadItems(f"the dialogue labels file {path} must hold a JSON list")
+    labels: dict[tuple[str, int], dict[str, Any]] = {}
+    for n, x in enumerate(rows):
+        ok = (isinstance(x, dict) and isinstance(x.get("file"), str) and isinstance(x.get("line"), int)
+              and not isinstance(x.get("line"), bool) and x.get("label") in LABELS
+              and isinstance(x.get("denied", False), bool))
+        if not ok:
+            raise BadItems(f'label {n} of {path} must be {{"file": str, "line": int, "label": one of '
+                           f'{", ".join(LABELS)}, "denied"?: bool}}')
+        labels[(x["file"], x["line"])] = x
+    return labels
+
+
+def writable(path: Path | None) -> None:
+    """``BadItems`` unless ``--out`` names a file that can be written (checked before anything is scored)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadItems(f"--out {path} is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise BadItems(f"--out {path}: the folder {path.parent} does not exist")
+
+
+def run_dialogues(dialogues_: list[dict[str, str]], labels: dict[tuple[str, int], dict[str, Any]],
+                  show_misses: bool) -> dict[str, Any]:
+    rows = []
+    for d in dialogues_:
+        segs = dialogue_segments(d["src"])
+        results = judge(segs)
+        for s in segs:
+            n = int(s["id"].split("-")[1])
+            lab = labels.get((d["file"], n), {})
+            item = {"id": f'{d["file"]}:{n}', "speaker": s["speaker"], "text": s["text"],
+                    "label": lab.get("label", "none"), "denied": bool(lab.get("denied", False))}
+            rows.append((item, results[s["id"]]))
+            r = results[s["id"]]
+            if show_misses and (r["flags"] or r["denials"] or r["family_history"]):
+                print(f'  {item["id"]} [{item["label"]}] {r} {s["text"][:160]!r}', file=sys.stderr)
     out = score(rows)
-    out["dialogues"] = dialogues
+    out["dialogues"] = len(dialogues_)
     out["turns_with_denials"] = sum(bool(r["denials"]) for _, r in rows)
     return out
 
@@ -264,7 +315,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     result: dict[str, Any] = {"items_file": str(args.items)}
+    paths: list[Path] = []
+    if not args.no_dialogues:
+        paths = args.dialogues
+        if paths is None:
+            base = aci_dir()
+            paths = [base / "train.json", base / "valid.json"] if base is not None else []
+    # Every input is checked before anything is scored: a bad file costs nothing and prints no half report.
     try:
+        writable(args.out)
+        load_items(args.items)
+        dialogues = load_dialogues(paths)
+        labels = load_labels(args.dialogue_labels) if paths else {}
         items = run_items(args.items, args.out, args.misses)
     except BadItems as e:
         print(f"error: {e}", file=sys.stderr)
@@ -274,12 +336,8 @@ def main(argv: list[str] | None = None) -> int:
     result["per_category"] = {c: {"recall": f["recall"], "denials_shown": f["denials_shown"]}
                               for c, f in items["per_category"].items()}
     if not args.no_dialogues:
-        paths = args.dialogues
-        if paths is None:
-            base = aci_dir()
-            paths = [base / "train.json", base / "valid.json"] if base is not None else []
         if paths:
-            dial = run_dialogues(paths, args.dialogue_labels, args.misses)
+            dial = run_dialogues(dialogues, labels, args.misses)
             report("dialogues " + "+".join(p.name for p in paths), dial)
             keys = ("dialogues", "items", "genuine", "risk_recall", "risk_false_flag", "therapist_false_flags",
                     "denied_items", "denials_shown", "turns_with_denials")

@@ -117,3 +117,22 @@ def test_the_note_page_shows_the_caution_on_an_uncertain_denial_and_family_histo
     assert html.count("speaker uncertain: check who said it") == 2, html
     plain = env.get_template("_risk.html").render(note={"risk": {**NOTHING, "denials": [DENIAL]}})
     assert "No, never." in plain and "uncertain" not in plain
+
+
+@pytest.mark.parametrize("risk", [
+    {**NOTHING, "status": "found", "flags": [FLAG]},
+    {**NOTHING, "denials": [DENIAL]},
+    recheck(NOTHING, _note("Client reports thoughts of killing herself.")),
+    NOTHING,
+])
+def test_the_page_box_opens_with_the_same_headline_as_the_cli_and_the_pdf(risk: dict[str, Any]) -> None:
+    import html
+    import re
+
+    from verbatim.web.pages import env
+
+    page = env.get_template("_risk.html").render(note={"risk": risk})
+    first = re.search(r'<p class="(?:flag|checked)">(?:⚠ )?(.*?)</p>', page, re.S)
+    assert first is not None, page
+    assert html.unescape(first.group(1)) == risk_box.headline(risk)
+    assert html.unescape(page).count(risk_box.headline(risk)[:40]) == 1  # said once, never a second box

@@ -678,6 +678,7 @@ def test_hanging_upside_down_is_play_but_hanging_from_the_banister_is_an_attempt
     ('[{"id": "a", "speaker": "client", "text": "x", "label": "none"}]', 'has no "denied"'),
     ('[{"id": "a", "speaker": "client", "text": "x", "label": "none", "denied": false, "context": "oops"}]',
      '"context" must be'),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"), ("[" + "9" * 5000 + "]", "cannot be read"),
 ])
 def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
         tmp_path: Path, content: str, message: str) -> None:
@@ -686,6 +687,29 @@ def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(bad), "--no-dialogues"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--out", "{tmp}"], "is a directory"), (["--out", "{tmp}/no/such/x.jsonl"], "does not exist"),
+    (["--dialogues", "{tmp}/missing.json"], "cannot read the dialogues file"),
+    (["--dialogues", "{tmp}/list.json"], 'a "data" list'),
+    (["--dialogues", "{tmp}/nofile.json"], 'string "src" and "file"'),
+    (["--dialogues", "{tmp}/ok.json", "--dialogue-labels", "{tmp}/latin1.json"], "is not a JSON file"),
+])
+def test_the_bench_rejects_a_bad_out_path_or_dialogue_file_before_it_scores_anything(
+        tmp_path: Path, args: list[str], message: str) -> None:
+    items = tmp_path / "items.json"
+    items.write_text('[{"id": "a", "speaker": "client", "text": "I want to die.", "label": "suicide", '
+                     '"denied": false}]', encoding="utf-8")
+    (tmp_path / "list.json").write_text("[1]", encoding="utf-8")
+    (tmp_path / "nofile.json").write_text('{"data": [{"src": "[patient] hi"}]}', encoding="utf-8")
+    (tmp_path / "ok.json").write_text('{"data": [{"src": "[patient] hi", "file": "d1"}]}', encoding="utf-8")
+    (tmp_path / "latin1.json").write_bytes("[{\"file\": \"caf\u00e9\"}]".encode("latin-1"))
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(items), *argv],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""  # nothing scored, no half report
 
 
 def test_the_note_writes_no_denial_from_a_turn_whose_speaker_is_uncertain() -> None:

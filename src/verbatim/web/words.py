@@ -6,6 +6,7 @@ from datetime import datetime
 
 from jinja2 import Environment
 
+from verbatim.notes import risk_box
 from verbatim.states import SessionStatus
 
 #: The capture run's steps, in order, as the sessions page shows its progress.
@@ -81,5 +82,5 @@ def day(value: datetime | None) -> str:
 
 def register(env: Environment) -> None:
     env.filters.update(status_words=status_words, failure_words=failure_words, duration=duration, clock=clock,
-                       day=day, step_index=step_index)
+                       day=day, step_index=step_index, risk_headline=risk_box.headline, risk_state=risk_box.state)
     env.globals["STEPS"] = STEPS
