@@ -867,3 +867,9 @@ def test_a_yes_to_a_family_history_question_is_family_history_not_the_clients_ri
     assert no["flags"] == [] and no["denials"] == [] and no["family_history"] == [], no  # denies nothing of their own
     also = check(("therapist", question), ("client", "No, but I have thought about it myself."))
     assert cats(also["flags"]) == {"suicide"}, also
+
+
+def test_fullwidth_letters_are_read_as_the_letters_they_are() -> None:
+    wide = "Ｉ ｗａｎｔ ｔｏ ｋｉｌｌ ｍｙｓｅｌｆ"
+    risk = said(wide)
+    assert cats(risk["flags"]) == {"suicide"} and risk["flags"][0]["quote"] == wide, risk  # quoted as said

@@ -41,6 +41,7 @@ the meaning check is what generalises to wording nobody wrote a rule for.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -151,8 +152,9 @@ def _restore(m: re.Match[str]) -> str:
 
 def normalise(text: str) -> str:
     """Lower case, straight apostrophes, "gon na" → "gonna", apostrophe-less contractions restored
-    ("i dont" → "i don't", "cant" → "can't"), no comma between negation adverbs."""
-    out = tx.tidy(text).replace("’", "'").replace("‘", "'").lower()
+    ("i dont" → "i don't", "cant" → "can't"), no comma between negation adverbs; compatibility forms
+    folded (NFKC: fullwidth "ｋｉｌｌ" is "kill")."""
+    out = unicodedata.normalize("NFKC", tx.tidy(text)).replace("’", "'").replace("‘", "'").lower()
     out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
     out = _BARE_CONTRACTION.sub(_restore, out)
     return _ADVERB_COMMA.sub(r"\1 ", out)
