@@ -139,6 +139,12 @@ class BadItems(ValueError):
     the message names the file, and the item and key where there is one."""
 
 
+def _short(value: Any) -> str:
+    """A value as a message shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _read_json(path: Path, what: str) -> Any:
     """``path``'s JSON, or ``BadItems`` saying why not (unreadable, a directory, not UTF-8, not JSON, nested
     too deep, a number too long to read)."""
@@ -169,20 +175,20 @@ def load_items(path: Path) -> list[dict[str, Any]]:
         where = f"item {n}"
         if not isinstance(item, dict):
             raise BadItems(f"{where} is {type(item).__name__}, not an object")
-        where = f'item {n} (id {item.get("id")!r})'
+        where = f'item {n} (id {_short(item.get("id"))})'
         for key in ("id", "speaker", "text", "label", "denied"):
             if key not in item:
                 raise BadItems(f'{where} has no "{key}"')
         if not isinstance(item["id"], (str, int)) or isinstance(item["id"], bool):
             raise BadItems(f'{where}: "id" must be a string or a whole number')
         if item["speaker"] not in SPEAKERS:
-            raise BadItems(f'{where}: "speaker" is {item["speaker"]!r}; it must be one of {", ".join(SPEAKERS)}')
+            raise BadItems(f'{where}: "speaker" is {_short(item["speaker"])}; it must be one of {", ".join(SPEAKERS)}')
         if not isinstance(item["text"], str) or not item["text"].strip():
             raise BadItems(f'{where}: "text" must be a non-empty string')
         if item["label"] not in LABELS:
-            raise BadItems(f'{where}: "label" is {item["label"]!r}; it must be one of {", ".join(LABELS)}')
+            raise BadItems(f'{where}: "label" is {_short(item["label"])}; it must be one of {", ".join(LABELS)}')
         if not isinstance(item["denied"], bool):
-            raise BadItems(f'{where}: "denied" must be true or false, not {item["denied"]!r}')
+            raise BadItems(f'{where}: "denied" must be true or false, not {_short(item["denied"])}')
         context = item.get("context")
         if context is not None and not (isinstance(context, list) and all(
                 isinstance(t, dict) and isinstance(t.get("speaker"), str) and isinstance(t.get("text"), str)
@@ -198,10 +204,13 @@ def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str,
         segs = transcript(item)
         rows.append((item, judge(segs)[segs[-1]["id"]]))
     if out_path is not None:
-        with out_path.open("w", encoding="utf-8") as fh:
-            for item, r in rows:
-                fh.write(json.dumps({"id": item["id"], "flags": r["flags"], "denials": r["denials"],
-                                     "family_history": r["family_history"]}) + "\n")
+        try:
+            with out_path.open("w", encoding="utf-8") as fh:
+                for item, r in rows:
+                    fh.write(json.dumps({"id": item["id"], "flags": r["flags"], "denials": r["denials"],
+                                         "family_history": r["family_history"]}) + "\n")
+        except OSError as e:  # a full disk, a device that refuses writes: said before any figure is printed
+            raise BadItems(f"--out {out_path} could not be written: {e.strerror or e}") from None
     if show_misses:
         for item, r in rows:
             genuine = item["label"] != "none" and not item["denied"] and item["speaker"] == "client"
@@ -243,9 +252,9 @@ def load_dialogues(paths: list[Path]) -> list[dict[str, str]]:
 
 def load_labels(path: Path | None) -> dict[tuple[str, int], dict[str, Any]]:
     """``--dialogue-labels``: ``[{"file", "line", "label", "denied"?}]`` keyed by (file, line); {} if absent."""
-    if path is None or not path.exists():
+    if path is None:
         return {}
-    rows = _read_json(path, "dialogue labels file")
+    rows = _read_json(path, "dialogue labels file")  # a missing file is an error: every line would count as none
     if not isinstance(rows, list):
         raise BadItems(f"the dialogue labels file {path} must hold a JSON list")
     labels: dict[tuple[str, int], dict[str, Any]] = {}
@@ -267,7 +276,12 @@ def writable(path: Path | None) -> None:
     if path.is_dir():
         raise BadItems(f"--out {path} is a directory; give a file name")
     if not path.parent.is_dir():
-        raise BadItems(f"--out {path}: the folder {path.parent} does not exist")
+        raise BadItems(f"--out {path}: {path.parent} is not a folder that exists")
+    try:
+        with path.open("w", encoding="utf-8") as fh:  # created (or emptied) now, written once the items are scored
+            fh.flush()
+    except OSError as e:
+        raise BadItems(f"--out {path} cannot be written: {e.strerror or e}") from None
 
 
 def run_dialogues(dialogues_: list[dict[str, str]], labels: dict[tuple[str, int], dict[str, Any]],

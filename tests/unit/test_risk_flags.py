@@ -690,11 +690,13 @@ def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--out", "{tmp}"], "is a directory"), (["--out", "{tmp}/no/such/x.jsonl"], "does not exist"),
+    (["--out", "{tmp}"], "is a directory"), (["--out", "{tmp}/no/such/x.jsonl"], "is not a folder that exists"),
+    (["--out", "/dev/full"], "could not be written"),
     (["--dialogues", "{tmp}/missing.json"], "cannot read the dialogues file"),
     (["--dialogues", "{tmp}/list.json"], 'a "data" list'),
     (["--dialogues", "{tmp}/nofile.json"], 'string "src" and "file"'),
     (["--dialogues", "{tmp}/ok.json", "--dialogue-labels", "{tmp}/latin1.json"], "is not a JSON file"),
+    (["--dialogues", "{tmp}/ok.json", "--dialogue-labels", "{tmp}/missing.json"], "cannot read the dialogue labels"),
 ])
 def test_the_bench_rejects_a_bad_out_path_or_dialogue_file_before_it_scores_anything(
         tmp_path: Path, args: list[str], message: str) -> None:
@@ -873,3 +875,38 @@ def test_fullwidth_letters_are_read_as_the_letters_they_are() -> None:
     wide = "Ｉ ｗａｎｔ ｔｏ ｋｉｌｌ ｍｙｓｅｌｆ"
     risk = said(wide)
     assert cats(risk["flags"]) == {"suicide"} and risk["flags"][0]["quote"] == wide, risk  # quoted as said
+
+
+@pytest.mark.parametrize("question", ["Are you safe right now?", "Can you keep yourself safe tonight?",
+                                      "Can you stay safe this weekend?", "Do you feel you can keep yourself safe?"])
+def test_a_no_to_a_keep_safe_question_is_the_disclosure_and_a_yes_the_all_clear(question: str) -> None:
+    for reply in ("No.", "Nope, not safe at all.", "I can't promise that."):
+        risk = check(("therapist", question), ("client", reply))
+        assert risk["flags"] and risk["denials"] == [], (reply, risk)
+    for reply in ("Yes.", "I'm safe."):
+        risk = check(("therapist", question), ("client", reply))
+        assert risk["flags"] == [] and risk["denials"], (reply, risk)
+
+
+@pytest.mark.parametrize("reply", ["No, not since I tried last month.", "no not since i tried last month",
+                                   "No, sometimes.", "no sometimes"])
+def test_a_no_taken_back_after_a_comma_is_a_flag(reply: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+
+
+@pytest.mark.parametrize("text", ["I want to kill myself. Well, anyway, work has been busy this week.",
+                                  "I want to kill myself. Work has been hectic, anyway."])
+def test_a_turn_away_with_anyway_explains_nothing(text: str) -> None:
+    assert cats(said(text)["flags"]) == {"suicide"}, said(text)
+
+
+def test_a_family_question_that_asks_about_the_client_too_reads_a_yes_as_theirs() -> None:
+    asked = check(("therapist", "Have you ever attempted suicide, or has anyone in your family?"), ("client", "Yes."))
+    assert cats(asked["flags"]) == {"suicide"}, asked
+    mine = check(("therapist", "Is there any history of suicide in your family?"), ("client", "No, but I have."))
+    assert cats(mine["flags"]) == {"suicide"}, mine
+
+
+def test_a_fullwidth_question_mark_ends_a_question() -> None:
+    assert cats(check(("therapist", "Any thoughts of suicide？"), ("client", "Yes."))["flags"]) == {"suicide"}

@@ -459,7 +459,7 @@ def asking(sentence: str, clinician: bool = False) -> bool:
     """Whether a sentence is a question: its question mark, or (with no end punctuation) its
     interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY`` and
     ``_ABOUT_THEM``)."""
-    text = sentence.rstrip()
+    text = unicodedata.normalize("NFKC", sentence).rstrip()  # a fullwidth "？" is a question mark
     if text.endswith("?"):
         return True
     if not text or not (text[-1].isalnum() or text[-1] == "'"):
@@ -544,6 +544,11 @@ def answer(text: str) -> str | None:
     if READING["YES"].search(t) and not re.search(r"\b(?:no|not|never|nah|naw)\b", head):
         return "yes"
     if READING["NO"].search(t):
+        rest = re.sub(r"^(?:no|nope|nah|never)\b[\s,.!…]*", "", t)
+        if rest and READING["PAST_ANSWER"].search(rest):
+            return "past"  # "no, not since i tried last month"
+        if rest and _TAKEN_BACK.match(rest):
+            return "yes"  # "no, sometimes"
         # "No... well, last night I did.": the denial taken back in the same breath is a yes
         corrected = _SELF_CORRECTION.search(t)
         after = t[corrected.end():] if corrected is not None else ""
@@ -772,8 +777,20 @@ class _Asked:
 _FAMILY_QUESTION = re.compile(r"\b(?:in (?:your|the) family|your family(?:'s)? history|family history|"
                               r"(?:any|a) (?:relative|family member)s?|anyone (?:in your family|close to you|you know)|"
                               r"any of your (?:family|relatives|friends))\b")
+#: a question whether the client is or can keep safe ("Are you safe right now?", "Can you keep yourself safe
+#: tonight?"): yes is the all-clear
+_KEEP_SAFE = re.compile(r"\b(?:are you|will you be|would you be|can you|could you|will you|do you (?:feel|think)|"
+                        r"are you feeling|you feel|you're|you are|you'll be|you can|you could)(?: (?:\w+ ){0,3}?)"
+                        r"(?:keep (?:yourself|you)|stay|be|feel|feeling)? ?safe\b")
+#: …unless the same question asks about an act or thought too ("Are you safe, or thinking of hurting yourself?")
+_ASKS_ACT = re.compile(r"\b(?:thoughts?|thinking|suicid\w*|kill|hurt|harm|die|dying|end (?:your|it)|plan|at home|"
+                       r"with (?:him|her|them)|there)\b")
+#: a family question that asks about the client too ("…, or has anyone in your family?", "And have you ever…?")
+_ASKS_CLIENT = re.compile(r"\b(?:have|did|do|are|were) you (?:ever |yourself |also )?(?:\w+ )?"
+                          r"(?:thought|attempt\w*|tried|felt|had|hurt|cut|considered|wanted)\b|\byou yourself\b")
 #: an answer to a family question that speaks of the client too ("No, but I have thought about it myself.")
-_SELF_TOO = re.compile(r"\b(?:myself|me too|me as well|me also|so (?:have|did|do) i|i (?:have|did|do) too)\b|"
+_SELF_TOO = re.compile(r"\b(?:myself|me too|me as well|me also|so (?:have|did|do) i|i (?:have|did|do) too|"
+                       r"but i (?:have|did|do|am)|just me|only me|but me|i think about it)\b|"
                        r"\bi(?:'ve| have)? (?:also |even )?(?:thought|tried|done|attempted)\b")
 
 
@@ -791,6 +808,8 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
                           turn[-1].position, previous.family)
         return None
     topic = question_topic(sentences)
+    if not topic and _KEEP_SAFE.search(normalise(next(u.text for u in reversed(turn) if _is_question(u)))):
+        topic = frozenset({"suicide"})  # "Can you stay safe this weekend?" asks whether the client is at risk
     if not topic:
         last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
         earlier = frozenset().union(*recent) if recent else frozenset()
@@ -803,7 +822,11 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    family = bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
+    last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
+    if _KEEP_SAFE.search(last) and not _ASKS_ACT.search(last):
+        inverted = True  # "Can you keep yourself safe tonight?": a no is the disclosure, whatever the topic
+    family = (bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
+              and not _ASKS_CLIENT.search(text))
     return _Asked(turn, topic, inverted, turn[-1].position, family)
 
 
@@ -951,7 +974,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
 
 #: a sentence that says where or what the one before meant: "In Leeds, I mean." / "Cutting my hours, I mean, …"
 _OTHERWISE = re.compile(r"^(?:(?:um+|uh+|well|no|sorry|oh|er+m?)[\s,.]+)*((?:[\w'-]+ ){0,5}[\w'-]+),? "
-                        r"(?:i mean|i meant|anyway|obviously|that is)\b")
+                        r"(?:i mean|i meant|that is)\b")  # not "…, anyway": a turn away says nothing of what was meant
 #: … unless it says the words were meant as they sound ("Alive, I mean." / "On purpose, I mean.")
 _AS_SAID = re.compile(r"\b(?:world|earth|life|lives|alive|living|exist\w*|planet|dead|death|die|dying|for good|forever|"
                       r"permanently|properly|seriously|really|literally|on purpose|my ?self|at all|everything|everyone|"
