@@ -910,3 +910,12 @@ def test_a_family_question_that_asks_about_the_client_too_reads_a_yes_as_theirs(
 
 def test_a_fullwidth_question_mark_ends_a_question() -> None:
     assert cats(check(("therapist", "Any thoughts of suicide？"), ("client", "Yes."))["flags"]) == {"suicide"}
+
+
+def test_a_hedged_yes_to_a_safety_question_is_no_all_clear_and_not_anymore_stays_a_no() -> None:
+    for question in ("Are you safe tonight?", "Do you feel safe at home?"):
+        risk = check(("therapist", question), ("client", "Probably."))
+        assert risk["flags"] and risk["denials"] == [], risk
+    for reply in ("No. Not anymore.", "nah not anymore. that was years ago", "no not since the summer"):
+        risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
+        assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, (reply, risk)

@@ -545,8 +545,8 @@ def answer(text: str) -> str | None:
         return "yes"
     if READING["NO"].search(t):
         rest = re.sub(r"^(?:no|nope|nah|never)\b[\s,.!…]*", "", t)
-        if rest and READING["PAST_ANSWER"].search(rest):
-            return "past"  # "no, not since i tried last month"
+        if rest and READING["PAST_ANSWER"].search(rest) and (_DID.search(rest) or _RECENT.search(rest)):
+            return "past"  # "no, not since i tried last month" (an act told; "no, not anymore" stays a no)
         if rest and _TAKEN_BACK.match(rest):
             return "yes"  # "no, sometimes"
         # "No... well, last night I did.": the denial taken back in the same breath is a yes
@@ -613,6 +613,10 @@ _CONDITIONAL = re.compile(r"\b(?:not unless(?! you (?:count|mean)\b)|only (?:if|
 #: a later sentence that opens with the answer ("And no, …", "But yes, …")
 _LATE_ANSWER = re.compile(r"^(?:(?:and|but|so|um+|uh+|oh|well)[\s,.]+)*(?:no|nah|nope|never|yes|yeah|yep)\b")
 _DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
+#: a time close enough that "not since then" tells of it ("not since last week"; "not since the summer" is a no)
+_RECENT = re.compile(r"\b(?:last (?:week|night|month|weekend|time)|yesterday|this (?:week|morning|month)|"
+                     r"the other (?:day|night)|a (?:few|couple of) days ago|recently|on (?:monday|tuesday|wednesday|"
+                     r"thursday|friday|saturday|sunday))\b")
 _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
@@ -625,7 +629,8 @@ def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
         return False
     said_ = normalise(spoken[0].text)
     opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", said_).replace(",", "")
-    return bool(_SELF_CORRECTION.match(opened) or _TAKEN_BACK.match(said_) or answer(spoken[0].text) == "past")
+    return bool(_SELF_CORRECTION.match(opened) or _TAKEN_BACK.match(said_) or
+                (answer(spoken[0].text) == "past" and bool(_DID.search(said_) or _RECENT.search(said_))))
 
 
 def _bare(text: str) -> bool:
@@ -880,8 +885,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
                 verdict, start = "yes", later
                 break
-            if answer(spoken[later].text) == "past":
-                # "No. Not since I tried last month.": not now, but it happened
+            if answer(spoken[later].text) == "past" and (_DID.search(normalise(spoken[later].text)) or
+                                                         _RECENT.search(normalise(spoken[later].text))):
+                # "No. Not since I tried last month.": not now, but it happened ("No. Not anymore." stays a no)
                 verdict, start = "past", later
                 break
         if inverted and verdict is None:
@@ -915,6 +921,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "No... not unless he comes near my kids again." / "Mostly. Except when he's been drinking.":
             # granted under a condition, which is neither a denial nor an all-clear
             verdict = "conditional"
+        if inverted and verdict == "yes" and READING["HEDGED_YES"].search(said_first.strip(" .,!…")):
+            verdict = "unsure"  # "Probably." to "Are you safe tonight?" is no all-clear
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
