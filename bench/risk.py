@@ -335,10 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         if paths is None:
             base = aci_dir()
             paths = [base / "train.json", base / "valid.json"] if base is not None else []
-    # Every input is checked before anything is scored: a bad file costs nothing and prints no half report.
+    # Every input is checked before anything is scored (run_items reads and checks the items first): a bad
+    # file costs nothing and prints no half report.
     try:
         writable(args.out)
-        load_items(args.items)
         dialogues = load_dialogues(paths)
         labels = load_labels(args.dialogue_labels) if paths else {}
         items = run_items(args.items, args.out, args.misses)

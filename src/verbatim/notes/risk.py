@@ -545,7 +545,7 @@ def answer(text: str) -> str | None:
         return "yes"
     if READING["NO"].search(t):
         rest = re.sub(r"^(?:no|nope|nah|never)\b[\s,.!…]*", "", t)
-        if rest and READING["PAST_ANSWER"].search(rest) and (_DID.search(rest) or _RECENT.search(rest)):
+        if rest and READING["PAST_ANSWER"].search(rest) and _told(rest):
             return "past"  # "no, not since i tried last month" (an act told; "no, not anymore" stays a no)
         if rest and _TAKEN_BACK.match(rest):
             return "yes"  # "no, sometimes"
@@ -621,16 +621,32 @@ _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|wh
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
 
+def _told(said_: str) -> bool:
+    """Whether a "not since …" tells of the act: an act named or a recent time ("not since I tried", "not since
+    last week"; "not since the summer" is a no)."""
+    return bool(_DID.search(said_) or _RECENT.search(said_))
+
+
+def _past_told(text: str) -> bool:
+    """A sentence that answers "not now, but it happened" and tells of it ("Not since I tried last month.")."""
+    return answer(text) == "past" and _told(normalise(text))
+
+
+def _correcting(text: str) -> bool:
+    """A sentence that opens with a correction of what was just said (``_SELF_CORRECTION``), hesitations and
+    commas aside ("Um, well, actually, yes.")."""
+    opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", normalise(text)).replace(",", "")
+    return _SELF_CORRECTION.match(opened) is not None
+
+
 def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
     """Whether a client turn opens by taking back the "no" said just before it ("Well, actually, yes.",
     "Sometimes.", "Not since last week.")."""
     spoken = [u for u in turn if not _bare(raw.get(u.order, u.text))]
     if not spoken:
         return False
-    said_ = normalise(spoken[0].text)
-    opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", said_).replace(",", "")
-    return bool(_SELF_CORRECTION.match(opened) or _TAKEN_BACK.match(said_) or
-                (answer(spoken[0].text) == "past" and bool(_DID.search(said_) or _RECENT.search(said_))))
+    text = spoken[0].text
+    return _correcting(text) or _TAKEN_BACK.match(normalise(text)) is not None or _past_told(text)
 
 
 def _bare(text: str) -> bool:
@@ -813,10 +829,10 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
                           turn[-1].position, previous.family)
         return None
     topic = question_topic(sentences)
-    if not topic and _KEEP_SAFE.search(normalise(next(u.text for u in reversed(turn) if _is_question(u)))):
+    last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
+    if not topic and _KEEP_SAFE.search(last):
         topic = frozenset({"suicide"})  # "Can you stay safe this weekend?" asks whether the client is at risk
     if not topic:
-        last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
         earlier = frozenset().union(*recent) if recent else frozenset()
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
             topic = earlier
@@ -827,7 +843,6 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
     if _KEEP_SAFE.search(last) and not _ASKS_ACT.search(last):
         inverted = True  # "Can you keep yourself safe tonight?": a no is the disclosure, whatever the topic
     family = (bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
@@ -874,8 +889,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         for later in range(start + 1, min(start + 3, len(spoken))) if verdict == "no" else ():
             # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
             # right after the denial takes it back
-            if _SELF_CORRECTION.match(re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "",
-                                             normalise(spoken[later].text)).replace(",", "")):
+            if _correcting(spoken[later].text):
                 joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
                 if answer(joined) in ("yes", "past"):
                     verdict = answer(joined)
@@ -885,8 +899,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
                 verdict, start = "yes", later
                 break
-            if answer(spoken[later].text) == "past" and (_DID.search(normalise(spoken[later].text)) or
-                                                         _RECENT.search(normalise(spoken[later].text))):
+            if _past_told(spoken[later].text):
                 # "No. Not since I tried last month.": not now, but it happened ("No. Not anymore." stays a no)
                 verdict, start = "past", later
                 break
@@ -976,7 +989,10 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged[f.category] = _entry(f.category, f.kind, reason, unit, quote, asked)
             denials.pop(f.category, None)  # a denial followed by a disclosure is a disclosure
     # one family-history entry per category and sentence (the answer's yes and the words that name the act)
-    family = list({(e["category"], e["segment_id"]): e for e in reversed(family)}.values())[::-1]
+    unique: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in family:
+        unique.setdefault((e["category"], e["segment_id"]), e)
+    family = list(unique.values())
     return list(flagged.values()), list(denials.values()), family, None
 
 
