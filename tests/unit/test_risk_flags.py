@@ -845,6 +845,25 @@ def test_a_denial_taken_back_in_the_same_answer_is_a_flag_even_across_segments(t
     assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
 
 
+@pytest.mark.parametrize("answer", [
+    "No. Well... no. Okay, sometimes. At night.",  # a hesitant second "no" is not the last word
+    "No. ...Okay, one time. With the lighter.",
+    "No. Well. Only the once.",
+    "No, no... well. Last week, yes.",
+    "nah nah i'm grand... well actually no that's a lie there was thursday i had the tablets all out",
+])
+def test_a_denial_taken_back_after_a_hesitation_is_a_flag(answer: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", answer))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+
+
+@pytest.mark.parametrize("answer", ["Mm-mm.", "uh-uh", "Astaghfirullah, no. I will never do this.", "Hell no.",
+                                    "No. Well, no. Not really.", "No. Yes, I'm sure."])
+def test_every_way_of_saying_no_is_a_denial(answer: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", answer))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+
+
 def test_a_denial_then_other_talk_in_the_next_segment_stays_a_denial() -> None:
     risk = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("client", "I went to the shops after."))
     assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk

@@ -565,14 +565,19 @@ def answer(text: str) -> str | None:
     return None
 
 
-#: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once")
+#: the client says what they just said was untrue ("well actually no that's a lie, there was thursday…")
+_LIED = re.compile(r"\b(?:that's a lie|that's not true|that isn't true|i'm lying|i was lying)\b")
+#: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once"), or
+#: the denial said to be untrue
 _SELF_CORRECTION = re.compile(
-    r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait)\b[\s,.]*"
+    _LIED.pattern + "|"
+    r"\b(?:well|actually|i mean|except|apart from|other than|but|then again|although|though|wait|okay|ok|alright)"
+    r"\b[\s,.]*"
     r"(?:[\w']+ ){0,5}?(?:i (?:did|tried|used to)|i've (?:thought|tried)|"
     # a bare auxiliary grants the act only about it ("well, I did once"), not a new matter ("but I've been tired")
     r"(?:i (?:have|do|was|had)|i've (?:had|done|been))(?=[\s,.!…]*$|[\s,]+(?:[\w']+ ){0,2}?(?:it|that|them|so|"
     r"once|twice|before|recently|lately|sometimes|a few times|a couple of times|actually|yeah|yes|thinking|close)\b)|"
-    r"(?<!not )(?<!never )(?<!no' )(?:once|twice)|"
+    r"(?<!not )(?<!never )(?<!no' )(?:once|twice|one time)|"
     # "kind of" the hedge, not "that kind of person"
     r"yes|yeah|sometimes|a (?:bit|little)|(?<!that )(?<!the )(?<!what )(?<!any )(?<!this )(?:kind|sort) of)"
     r"\b(?! (?:not|never)\b)")
@@ -602,9 +607,10 @@ _NEVER_DID = re.compile(r"\bbut[\s,.]+(?:i've |i have |i |i'd )?(?:never|not|hav
                         r"(?: ever| actually| really| like)* (?:tried|done|acted|attempted|gone through|did|do|hurt|"
                         r"cut|hit|touched|laid a finger)\b")
 #: a short sentence after a "no" that grants it after all ("Sometimes.", "Maybe sometimes.", "A bit, lately.")
-_TAKEN_BACK = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|i mean|i don't know|i dunno|but|and)[\s,.…]+)*"
-                         r"(?:maybe |probably |yeah |yes )?(?:sometimes|occasionally|once or twice|now and then|"
-                         r"a (?:bit|little)|kind of|sort of)(?:[\s,.…]+(?:at night|lately|recently|these days|i guess|"
+_TAKEN_BACK = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|i mean|i don't know|i dunno|but|and|okay|ok|alright|fine)"
+                         r"[\s,.…?]+)*(?:maybe |probably |yeah |yes |only |just )?(?:sometimes|occasionally|"
+                         r"once or twice|now and then|a (?:bit|little)|kind of|sort of|(?:the )?once|one time|twice|"
+                         r"a (?:few|couple of) times)(?:[\s,.…]+(?:at night|lately|recently|these days|i guess|"
                          r"i suppose|maybe|yeah|really|though|if i'm honest|to be honest|honestly))*[\s.!…]*$")
 #: an answer that grants it under a condition ("not unless…", "only when I'm drinking", "…except when he's drunk")
 _CONDITIONAL = re.compile(r"\b(?:not unless(?! you (?:count|mean)\b)|only (?:if|when|after|once)|"
@@ -636,7 +642,8 @@ def _correcting(text: str) -> bool:
     """A sentence that opens with a correction of what was just said (``_SELF_CORRECTION``), hesitations and
     commas aside ("Um, well, actually, yes.")."""
     opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", normalise(text)).replace(",", "")
-    return _SELF_CORRECTION.match(opened) is not None
+    return _SELF_CORRECTION.match(opened) is not None or _LIED.search(opened) is not None
+
 
 
 def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
@@ -886,7 +893,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
-        for later in range(start + 1, min(start + 3, len(spoken))) if verdict == "no" else ():
+        for later in range(start + 1, min(start + 4, len(spoken))) if verdict == "no" else ():
             # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
             # right after the denial takes it back
             if _correcting(spoken[later].text):
@@ -894,6 +901,10 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 if answer(joined) in ("yes", "past"):
                     verdict = answer(joined)
                     start = later
+                    break
+                continue  # "No. Well... no. Okay, sometimes.": a hesitant second no is read past, not taken as final
+            if answer(spoken[later].text) == "yes" and _told(normalise(spoken[later].text)):
+                verdict, start = "yes", later  # "No, no... well. Last week, yes."
                 break
             if _TAKEN_BACK.match(normalise(spoken[later].text)):
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
