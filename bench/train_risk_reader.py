@@ -54,12 +54,13 @@ TRAIN_SETS = ("risk_items", "risk_holdout",
               "risk_holdout31", "risk_holdout32", "risk_talk_k", "risk_holdout35", "risk_holdout36", "risk_near_j",
               "risk_talk_m",
               *(f"risk_holdout{n}" for n in (37, 38, 40, 41, 42, 43, 45, 46)), "risk_near_k", "risk_talk_n",
-              "risk_talk_o")
+              "risk_talk_o", *(f"risk_holdout{n}" for n in (47, 49, 50, 52)), "risk_near_m", "risk_talk_p")
 #: never trained on; the first six measured while choosing thresholds, the rest (holdout33, holdout34,
-#: talk_l; holdout39, holdout44, near_l, written for session 36) scored only on shipped states, their
-#: misses never read
+#: talk_l; holdout39, holdout44, near_l, written for session 36; holdout48, holdout51, written for session 37)
+#: scored only on shipped states, their misses never read
 MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d", "risk_holdout28", "risk_holdout29", "risk_talk_h",
-                "risk_holdout33", "risk_holdout34", "risk_talk_l", "risk_holdout39", "risk_holdout44", "risk_near_l")
+                "risk_holdout33", "risk_holdout34", "risk_talk_l", "risk_holdout39", "risk_holdout44", "risk_near_l",
+                "risk_holdout48", "risk_holdout51")
 SEEDS = 5
 HIDDEN = 256
 ALPHA = 1e-3

@@ -864,6 +864,27 @@ def test_every_way_of_saying_no_is_a_denial(answer: str) -> None:
     assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
 
 
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Who's watching the kids while you're at work?", "Nobody really. The eldest is seven, she can use the microwave."),
+    ("When you're away on site, who checks on your mum?", "no one. she had a fall last month and lay there till morning"),
+    ("Who's with the baby right now?", "Um, no one."),
+])
+def test_no_one_in_answer_to_who_cares_for_a_dependent_is_a_neglect_flag_not_a_denial(question: str,
+                                                                                       reply: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert cats(risk["flags"]) == {"neglect"} and risk["denials"] == [], risk
+    assert risk["flags"][0]["reason"] == "says no one looks after them when asked", risk
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Who's with you tonight?", "No one, I live alone."),  # support, not care of a dependent
+    ("Who are you most angry with?", "No one really."),
+    ("Who's watching the kids while you're at work?", "My mum has them."),
+])
+def test_no_one_to_other_who_questions_is_no_flag(question: str, reply: str) -> None:
+    assert check(("therapist", question), ("client", reply))["flags"] == []
+
+
 def test_a_denial_then_other_talk_in_the_next_segment_stays_a_denial() -> None:
     risk = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("client", "I went to the shops after."))
     assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk

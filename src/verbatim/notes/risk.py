@@ -565,6 +565,19 @@ def answer(text: str) -> str | None:
     return None
 
 
+#: a clinician asking who cares for a dependent ("Who's watching the kids while you're at work?", "Who checks on
+#: your mum?"); "who are you angry with" and "who do you talk to" ask nothing of the kind
+_DEPENDENT = (r"(?:the |your |her |his |their |my |our )?(?:kids?|children|child|baby|babies|little ones?|boys|girls|"
+              r"twins|son|daughter|mum|mom|mother|dad|father|nan|nana|gran|granny|grandma|grandmother|grandad|grandpa|"
+              r"grandfather|wife|husband|partner|brother|sister|him|her|them)\b")
+_WHO_CARES = re.compile(
+    r"\bwho(?:'s| is| was| does| do| did| will| would| has| have)?(?: been| usually| normally)? (?:[\w']+ ){0,2}?"
+    r"(?:(?:look\w* after|watch\w*|mind\w*|check\w* (?:on|in on)|car\w* for|tak\w* care of|babysit\w*|feed\w*|"
+    r"keep\w* an eye on) (?:you\b|" + _DEPENDENT + ")|"
+    # "who's with you tonight?" asks about support, not care: only a dependent is someone one is "with"
+    r"(?:stay\w* with|(?:at )?home with|with) " + _DEPENDENT + ")")
+#: an answer that no one does ("Nobody really.", "no one.")
+_NOBODY = re.compile(r"(?:nobody|no one|no-one|noone|no body)\b")
 #: the client says what they just said was untrue ("well actually no that's a lie, there was thursday…")
 _LIED = re.compile(r"\b(?:that's a lie|that's not true|that isn't true|i'm lying|i was lying)\b")
 #: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once"), or
@@ -839,6 +852,8 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
     last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
     if not topic and _KEEP_SAFE.search(last):
         topic = frozenset({"suicide"})  # "Can you stay safe this weekend?" asks whether the client is at risk
+    if _WHO_CARES.search(last):
+        topic |= {"neglect"}  # "Who's with the baby right now?": "No one." tells of a dependent left alone
     if not topic:
         earlier = frozenset().union(*recent) if recent else frozenset()
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
@@ -949,6 +964,10 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "unsure"  # "Probably." to "Are you safe tonight?" is no all-clear
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
+        nobody = ("neglect" in topic and _NOBODY.match(READING["LEAD_FILLER"].sub("", said_first)) is not None
+                  and _WHO_CARES.search(normalise(question[-1].text)) is not None)
+        if nobody:
+            verdict = "yes"  # "Nobody really. The eldest is nine." to "Who looks after the kids…?" is no denial
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
             if family_asked:
@@ -960,6 +979,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             if verdict in ("yes", "past", "unsure", "declined", "conditional"):
                 # a screening question left unanswered is shown, not dropped: the clinician asks again
                 reason = ("says they are not safe when asked" if unsafe else
+                          "says no one looks after them when asked" if nobody else
                           "answered no to a safety question" if inverted and verdict == "yes" else
                           "answered yes when asked" if verdict == "yes" else
                           "did not deny when asked (unsure)" if verdict == "unsure" else
