@@ -343,15 +343,14 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
     whole = unfilled(normalise(sentence))
     parts = clauses(whole)
     explained = [whole] if _MEANT.search(whole) or not then else [whole, unfilled(normalise(then))]
+    # an entry's "unless" reads the whole sentence: read once here, not once per clause (a long turn has hundreds)
+    entries = [e for e in _ENTRIES if (not e.needs_topic or "suicide" in topic)
+               and (e.unless is None or not e.unless.search(whole))]
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
-        for entry in _ENTRIES:
+        for entry in entries:
             if entry.sentence != (n == len(parts)):
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
-            if entry.needs_topic and "suicide" not in topic:
-                continue
-            if entry.unless is not None and entry.unless.search(whole):
-                continue
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
                         words.search(m.group(0)) and any(literal.search(x) for x in explained)
