@@ -885,6 +885,15 @@ def test_no_one_to_other_who_questions_is_no_flag(question: str, reply: str) -> 
     assert check(("therapist", question), ("client", reply))["flags"] == []
 
 
+def test_another_persons_did_it_in_a_denial_is_family_history_not_the_clients_flag() -> None:
+    asked = ("therapist", "Have you ever thought about killing yourself?")
+    risk = check(asked, ("client", "Honestly? No. Naw, never that. My cousin did it and I seen what it did to my auntie."))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+    assert [e["category"] for e in risk["family_history"]] == ["suicide"], risk
+    mine = check(asked, ("client", "yeah i did it once"))
+    assert cats(mine["flags"]) == {"suicide"} and mine["family_history"] == [], mine
+
+
 def test_a_denial_then_other_talk_in_the_next_segment_stays_a_denial() -> None:
     risk = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("client", "I went to the shops after."))
     assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk

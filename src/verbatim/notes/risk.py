@@ -329,6 +329,11 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
 
+#: someone else as the subject right before an answer's "did it" ("my cousin did it", "he tried that")
+_OTHER_SUBJECT = re.compile(r"\b(?:he|she|they|someone|somebody|(?:my|his|her|their|our|a|one of my) [\w'-]+)\s+"
+                            r"(?:(?:also|actually|really|once|finally|then|just|nearly|almost)\s+)?$")
+
+
 def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozenset[str] = frozenset(),
          then: str = "") -> list[Finding]:
     """The risk findings of one client sentence; ``topic``: categories already in the air (the
@@ -371,7 +376,10 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
             if a is not None and not _hypothetical(clause, a.start()) and not _lookalike(clause, a.start(), a.end()):
                 negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
                 words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
-                hits = [Finding(c, "answer about the topic asked", words, negated=negated) for c in sorted(topic)]
+                # "My cousin did it." to "Have you ever thought about killing yourself?": another's act
+                other = _OTHER_SUBJECT.search(clause[: a.start()]) is not None
+                hits = [Finding(c, "answer about the topic asked", words, negated=negated, other_person=other)
+                        for c in sorted(topic)]
         for f in hits:
             key = f"{f.category}/other" if f.other_person else f.category
             if key not in found or (found[key].negated and not f.negated):
