@@ -231,6 +231,20 @@ def test_the_labelled_sets_meet_the_targets(name: str, recall: float, false_flag
     assert figures["denials_shown"] >= denials and figures["therapist_false_flags"] == 0
 
 
+def test_every_labelled_set_is_either_trained_on_measured_or_used_for_rules_and_never_two_of_them() -> None:
+    # a set trained on and also measured would make the measure a lie
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import train_risk_reader as training  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    names = {p.stem for p in (ROOT / "bench" / "data").glob("risk_*.json")} - {"risk_aci_labels"}
+    train, measure, development = (set(training.TRAIN_SETS), set(training.MEASURE_SETS),
+                                   set(training.DEVELOPMENT_SETS))
+    assert train | measure | development == names
+    assert not (train & measure or train & development or measure & development)
+
+
 def test_a_word_class_matches_every_inflection_of_its_words_and_nothing_longer() -> None:
     from verbatim.notes.risk_lexicon import inflections, word_class
 
@@ -866,7 +880,7 @@ def test_every_way_of_saying_no_is_a_denial(answer: str) -> None:
 
 @pytest.mark.parametrize(("question", "reply"), [
     ("Who's watching the kids while you're at work?", "Nobody really. The eldest is seven, she can use the microwave."),
-    ("When you're away on site, who checks on your mum?", "no one. she had a fall last month and lay there till morning"),
+    ("When you're away on site, who checks on your mum?", "no one. she had a fall and lay there till morning"),
     ("Who's with the baby right now?", "Um, no one."),
 ])
 def test_no_one_in_answer_to_who_cares_for_a_dependent_is_a_neglect_flag_not_a_denial(question: str,
@@ -887,7 +901,7 @@ def test_no_one_to_other_who_questions_is_no_flag(question: str, reply: str) -> 
 
 def test_another_persons_did_it_in_a_denial_is_family_history_not_the_clients_flag() -> None:
     asked = ("therapist", "Have you ever thought about killing yourself?")
-    risk = check(asked, ("client", "Honestly? No. Naw, never that. My cousin did it and I seen what it did to my auntie."))
+    risk = check(asked, ("client", "Honestly? No. Naw, never. My cousin did it and I seen what it did to my aunt."))
     assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
     assert [e["category"] for e in risk["family_history"]] == ["suicide"], risk
     mine = check(asked, ("client", "yeah i did it once"))
