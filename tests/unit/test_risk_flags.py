@@ -882,6 +882,9 @@ def test_every_way_of_saying_no_is_a_denial(answer: str) -> None:
     ("Who's watching the kids while you're at work?", "Nobody really. The eldest is seven, she can use the microwave."),
     ("When you're away on site, who checks on your mum?", "no one. she had a fall and lay there till morning"),
     ("Who's with the baby right now?", "Um, no one."),
+    ("Who supervises your son when he's home after school?", "Nobody."),
+    ("Is anyone babysitting the kids?", "No one."),
+    ("Who's been checking on your dad since your mum died? He has dementia.", "Nobody since March."),
 ])
 def test_no_one_in_answer_to_who_cares_for_a_dependent_is_a_neglect_flag_not_a_denial(question: str,
                                                                                        reply: str) -> None:
@@ -906,6 +909,46 @@ def test_another_persons_did_it_in_a_denial_is_family_history_not_the_clients_fl
     assert [e["category"] for e in risk["family_history"]] == ["suicide"], risk
     mine = check(asked, ("client", "yeah i did it once"))
     assert cats(mine["flags"]) == {"suicide"} and mine["family_history"] == [], mine
+
+
+@pytest.mark.parametrize(("probe", "reply"), [("Are you sure?", "Sometimes."), ("Never?", "Once."),
+                                              ("It's okay to tell me.", "Okay, yes. Last night.")])
+def test_a_denial_taken_back_after_the_clinicians_probe_is_a_flag_and_no_denial(probe: str, reply: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("therapist", probe), ("client", reply))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+    sure = check(("therapist", "Any thoughts of suicide?"), ("client", "No."), ("therapist", "Are you sure?"),
+                 ("client", "Yes, I'm sure."))
+    assert sure["flags"] == [] and cats(sure["denials"]) == {"suicide"}, sure
+
+
+@pytest.mark.parametrize("reply", ["Nope. Well. Honestly? Every night.", "No. Okay, I'll be honest. Yes.",
+                                   "Mm-mm. Well... mm-hm.", "No. Well... a few weeks ago."])
+def test_a_yes_after_a_pause_takes_the_no_back(reply: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
+    assert cats(risk["flags"]) == {"suicide"} and risk["denials"] == [], risk
+
+
+@pytest.mark.parametrize("reply", ["No. Well... no. Okay, sometimes I get sad, but never that.",
+                                   "No, never. Last week, yes, I was stressed, but nothing like that.",
+                                   "No. Well, no. Yes, definitely no."])
+def test_a_no_said_again_after_a_pause_stays_a_denial(reply: str) -> None:
+    risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, risk
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Who looks after your mum?", "Nobody, she passed away in March."),
+    ("Who's watching the kids while you shower?", "Nobody, I'm there the whole time."),
+    ("Who's with the kids tonight?", "Nobody, they're at their dad's this week."),
+    ("Who watches the kids when you go out?", "No one. I'd never leave them."),
+])
+def test_no_one_with_the_dependent_cared_for_otherwise_is_no_neglect_flag(question: str, reply: str) -> None:
+    assert check(("therapist", question), ("client", reply))["flags"] == []
+
+
+def test_no_one_to_a_who_question_is_never_a_denial() -> None:
+    risk = check(("therapist", "Who knows about the cutting?"), ("client", "No one knows."))
+    assert risk["denials"] == [], risk  # not "client denies self-harm"
 
 
 def test_a_denial_then_other_talk_in_the_next_segment_stays_a_denial() -> None:

@@ -578,15 +578,32 @@ _DEPENDENT = (r"(?:the |your |her |his |their |my |our )?(?:kids?|children|child
               r"twins|son|daughter|mum|mom|mother|dad|father|nan|nana|gran|granny|grandma|grandmother|grandad|grandpa|"
               r"grandfather|wife|husband|partner|brother|sister|him|her|them)\b")
 _WHO_CARES = re.compile(
-    r"\bwho(?:'s| is| was| does| do| did| will| would| has| have)?(?: been| usually| normally)? (?:[\w']+ ){0,2}?"
+    r"\b(?:who(?:'s| is| was| does| do| did| will| would| has| have)?|(?:is|has|does) (?:anyone|anybody|someone|"
+    r"somebody))(?: been| usually| normally| else)? (?:[\w']+ ){0,2}?"
     r"(?:(?:look\w* after|watch\w*|mind\w*|check\w* (?:on|in on)|car\w* for|tak\w* care of|babysit\w*|feed\w*|"
-    r"keep\w* an eye on) (?:you\b|" + _DEPENDENT + ")|"
+    r"supervis\w*|keep\w* an eye on) (?:you\b|" + _DEPENDENT + r")|(?:pick\w*|help\w*) " + _DEPENDENT + "|"
     # "who's with you tonight?" asks about support, not care: only a dependent is someone one is "with"
     r"(?:stay\w* with|(?:at )?home with|with) " + _DEPENDENT + ")")
+#: a who-question ("Who knows about it?", "And who's with them?")
+_WHO = re.compile(r"^(?:(?:and|so|okay|ok|right|then)[\s,]+)*who\b")
+#: a "nobody" that says the dependent is cared for or not there: the client does it, someone else is named as
+#: with them, there are none, they have died or grown up, or are elsewhere
+_CARE_OTHERWISE = re.compile(
+    r"\b(?:i do|i do it|i'm there|i am there|i'm with|i stay|i'd never leave|i would never leave|i never leave|"
+    r"i look after|i take care|i'm home|i'm at home|(?:do|does) it (?:all )?(?:myself|ourselves)|"
+    r"don't have (?:any )?(?:kids|children)|no (?:kids|children)|passed away|died|lives? (?:in|with|on his|on her)|"
+    r"grown|(?:twenty|thirty|forty|fifty)[\w-]*|adults?|at (?:their|his|her) (?:dad|mum|mom|father|mother|gran|nan)'s|"
+    r"(?:'s|is|are) (?:at home )?with (?:them|him|her)|has (?:them|him|her)|in (?:a )?(?:care home|nursery|daycare))\b")
 #: an answer that no one does ("Nobody really.", "no one.")
 _NOBODY = re.compile(r"(?:nobody|no one|no-one|noone|no body)\b")
+#: a pause before saying more ("Well.", "Honestly?", "Okay, I'll be honest.")
+_HESITANT = re.compile(r"^(?:(?:um+|uh+|er+|erm|oh|well|okay|ok|alright|fine|honestly|look|i mean|actually)\b"
+                       r"[\s,.?!…]*)+$|\b(?:i'll be honest|to be honest|if i'm honest|truth is)\b")
+#: a yes that confirms the no before it ("Yes, I'm sure.")
+_SURE = re.compile(r"\b(?:sure|certain|positive|definitely|really|honestly|promise)\b")
 #: the client says what they just said was untrue ("well actually no that's a lie, there was thursday…")
-_LIED = re.compile(r"\b(?:that's a lie|that's not true|that isn't true|i'm lying|i was lying)\b")
+_LIED = re.compile(r"\b(?:that's a lie|that's not true|that isn't true|i'm lying|i was lying)\b"
+                   r"(?![\s,]+(?:they|he|she|people|about|that|what|who|my)\b)")
 #: a denial taken back: a correction marker, then the client saying they did ("no, well, I did once"), or
 #: the denial said to be untrue
 _SELF_CORRECTION = re.compile(
@@ -616,8 +633,8 @@ _CARED_FOR = re.compile(r"\b(?:they're|they are|he's|she's|he is|she is|we're|it
                         r"\bcarers? (?:come|comes|coming|visit\w*|pop\w* in)\b|"
                         r"\bnever (?:alone|on (?:his|her|their) own|left)\b")
 #: a denial said again after the correction, closing the answer ("…, but no. Nothing like that.")
-_REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never)\b(?:[\s,.!]+(?:no|not that|nothing like that|"
-                       r"not like that|never))*[\s,.!…]*$|"
+_REDENIED = re.compile(r"\b(?:but|so|and)[\s,.]+(?:no|nah|never|nothing like that)\b(?:[\s,.!]+(?:no|not that|"
+                       r"nothing like that|not like that|never|that|like that|anything like that))*[\s,.!…]*$|"
                        r"\b(?:no|nah)[\s,.!]+(?:not that|nothing like that|not like that)[\s,.!…]*$")
 #: "…, i mean i've been low but not like that": a state, not an act, taken back
 _NOT_LIKE_THAT = re.compile(r"\bbut[\s,.]+not (?:like that|that|really|seriously|that bad)[\s,.!…]*$")
@@ -641,8 +658,8 @@ _LATE_ANSWER = re.compile(r"^(?:(?:and|but|so|um+|uh+|oh|well)[\s,.]+)*(?:no|nah
 _DID = re.compile(r"\b(?:did|done|tried|once|twice|took|attempt\w*|used to)\b")
 #: a time close enough that "not since then" tells of it ("not since last week"; "not since the summer" is a no)
 _RECENT = re.compile(r"\b(?:last (?:week|night|month|weekend|time)|yesterday|this (?:week|morning|month)|"
-                     r"the other (?:day|night)|a (?:few|couple of) days ago|recently|on (?:monday|tuesday|wednesday|"
-                     r"thursday|friday|saturday|sunday))\b")
+                     r"the other (?:day|night)|a (?:few|couple of) (?:days|weeks) ago|recently|"
+                     r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
 _LONG_AGO = re.compile(r"\b(?:before|used to|in the past|back then|years? ago|when i was|as a (?:kid|teen|teenager)|"
                        r"at school|in college|at uni|a long time ago|ages ago|once)\b")
 
@@ -674,6 +691,13 @@ def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
         return False
     text = spoken[0].text
     return _correcting(text) or _TAKEN_BACK.match(normalise(text)) is not None or _past_told(text)
+
+
+def _probe(turn: list[Unit], topic: frozenset[str]) -> bool:
+    """A clinician's short follow-up to a denial that asks nothing new ("Are you sure?", "Never?", "It's okay to
+    tell me.")."""
+    return (turn[0].role == CLINICIAN and len(tx.words(" ".join(u.text for u in turn))) <= 12
+            and question_topic([u.text for u in turn]) <= topic)
 
 
 def _bare(text: str) -> bool:
@@ -752,6 +776,15 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
                 t_flags, t_denials, t_family, carry = both
                 turn = turn + after
                 merged.add(n_turn + 1)
+        probed = turns[n_turn + 2] if n_turn + 2 < len(turns) else None
+        if question is not None and t_denials and not t_flags and after is not None and probed is not None and \
+                _probe(after, topic) and \
+                probed[0].role == CLIENT and _takes_back(probed, raw):
+            # "No." – "Are you sure?" – "Sometimes.": the clinician's probe is answered by taking the "no" back
+            again = _read_turn(probed, raw, question, topic, inverted, family_asked)
+            if again[0]:
+                t_flags, t_denials = again[0], []
+                merged.add(n_turn + 2)
         if any(u.speaker_uncertain for u in turn):
             t_flags = [_uncertain(f) for f in t_flags]
             t_denials = [_uncertain(d) for d in t_denials]
@@ -915,18 +948,25 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "I don't know. Maybe. Sometimes.": the hedge is followed by the answer
             start += 1
             verdict = answer(spoken[start].text)
+        hesitated = False
         for later in range(start + 1, min(start + 4, len(spoken))) if verdict == "no" else ():
             # "No. Well, sometimes at night I do." / "No. Not seriously. Well, maybe once.": a sentence
             # right after the denial takes it back
+            said_later = normalise(spoken[later].text)
+            between = turn[turn.index(spoken[start]) + 1: turn.index(spoken[later])]
+            hesitated = hesitated or any(_HESITANT.search(normalise(raw.get(u.order, u.text))) for u in between)
             if _correcting(spoken[later].text):
                 joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
                 if answer(joined) in ("yes", "past"):
                     verdict = answer(joined)
                     start = later
                     break
+                hesitated = True
                 continue  # "No. Well... no. Okay, sometimes.": a hesitant second no is read past, not taken as final
-            if answer(spoken[later].text) == "yes" and _told(normalise(spoken[later].text)):
-                verdict, start = "yes", later  # "No, no... well. Last week, yes."
+            if answer(spoken[later].text) == "yes" and not _REDENIED.search(said_later) and (
+                    (hesitated and not _SURE.search(said_later)) or _told(said_later)):
+                # "No, no... well. Last week, yes." / "Nope. Well. Honestly? Every night.": yes after a hesitation
+                verdict, start = "yes", later
                 break
             if _TAKEN_BACK.match(normalise(spoken[later].text)):
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
@@ -969,12 +1009,18 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "conditional"
         if inverted and verdict == "yes" and READING["HEDGED_YES"].search(said_first.strip(" .,!…")):
             verdict = "unsure"  # "Probably." to "Are you safe tonight?" is no all-clear
+        asked_last = normalise(next((u.text for u in reversed(question) if _is_question(u)), question[-1].text))
+        no_one = _NOBODY.match(READING["LEAD_FILLER"].sub("", said_first)) is not None
+        if no_one and _WHO.match(asked_last):
+            verdict = None  # "No one knows." to "Who knows about the cutting?": a who-question has no yes or no
         if inverted and verdict in ("yes", "no"):
             verdict = "no" if verdict == "yes" else "yes"
-        nobody = ("neglect" in topic and _NOBODY.match(READING["LEAD_FILLER"].sub("", said_first)) is not None
-                  and _WHO_CARES.search(normalise(question[-1].text)) is not None)
+        # "Nobody really. The eldest is nine." to "Who looks after the kids…?" tells of a dependent left alone;
+        # "Nobody, I do it all myself." / "No one, she passed away in March." does not
+        nobody = ("neglect" in topic and no_one and _WHO_CARES.search(asked_last) is not None
+                  and not _CARE_OTHERWISE.search(normalise(_quote_span(spoken[start:], raw))))
         if nobody:
-            verdict = "yes"  # "Nobody really. The eldest is nine." to "Who looks after the kids…?" is no denial
+            verdict = "yes"
         quote = _quote_span(turn[: turn.index(spoken[start]) + 1], raw)
         for c in sorted(topic):
             if family_asked:
