@@ -587,7 +587,8 @@ _WHO_CARES = re.compile(
 #: a who-question ("Who knows about it?", "And who's with them?")
 _WHO = re.compile(r"^(?:(?:and|so|okay|ok|right|then)[\s,]+)*who\b")
 #: a "nobody" that says the dependent is cared for or not there: the client does it, someone else is named as
-#: with them, there are none, they have died or grown up, or are elsewhere
+#: with them, there are none, they have died or grown up, or are elsewhere (not ``_CARED_FOR``: after "nobody",
+#: "they're fine on their own" is the disclosure)
 _CARE_OTHERWISE = re.compile(
     r"\b(?:i do|i do it|i'm there|i am there|i'm with|i stay|i'd never leave|i would never leave|i never leave|"
     r"i look after|i take care|i'm home|i'm at home|(?:do|does) it (?:all )?(?:myself|ourselves)|"
@@ -596,9 +597,8 @@ _CARE_OTHERWISE = re.compile(
     r"(?:'s|is|are) (?:at home )?with (?:them|him|her)|has (?:them|him|her)|in (?:a )?(?:care home|nursery|daycare))\b")
 #: an answer that no one does ("Nobody really.", "no one.")
 _NOBODY = re.compile(r"(?:nobody|no one|no-one|noone|no body)\b")
-#: a pause before saying more ("Well.", "Honestly?", "Okay, I'll be honest.")
-_HESITANT = re.compile(r"^(?:(?:um+|uh+|er+|erm|oh|well|okay|ok|alright|fine|honestly|look|i mean|actually)\b"
-                       r"[\s,.?!…]*)+$|\b(?:i'll be honest|to be honest|if i'm honest|truth is)\b")
+#: a pause before saying more, besides a sentence of fillers ("Well.", "Honestly?"): "Okay, I'll be honest."
+_HONEST = re.compile(r"\b(?:i'll be honest|to be honest|if i'm honest|truth is)\b")
 #: a yes that confirms the no before it ("Yes, I'm sure.")
 _SURE = re.compile(r"\b(?:sure|certain|positive|definitely|really|honestly|promise)\b")
 #: the client says what they just said was untrue ("well actually no that's a lie, there was thursday…")
@@ -680,7 +680,6 @@ def _correcting(text: str) -> bool:
     commas aside ("Um, well, actually, yes.")."""
     opened = re.sub(r"^(?:(?:um+|uh+|er+|erm|oh)\b[\s,.]*)+", "", normalise(text)).replace(",", "")
     return _SELF_CORRECTION.match(opened) is not None or _LIED.search(opened) is not None
-
 
 
 def _takes_back(turn: list[Unit], raw: dict[int, str]) -> bool:
@@ -954,7 +953,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # right after the denial takes it back
             said_later = normalise(spoken[later].text)
             between = turn[turn.index(spoken[start]) + 1: turn.index(spoken[later])]
-            hesitated = hesitated or any(_HESITANT.search(normalise(raw.get(u.order, u.text))) for u in between)
+            hesitated = hesitated or any(_bare(raw.get(u.order, u.text)) or _HONEST.search(normalise(u.text))
+                                         for u in between)
             if _correcting(spoken[later].text):
                 joined = raw.get(spoken[start].order, spoken[start].text) + " " + spoken[later].text
                 if answer(joined) in ("yes", "past"):
@@ -968,7 +968,7 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 # "No, no... well. Last week, yes." / "Nope. Well. Honestly? Every night.": yes after a hesitation
                 verdict, start = "yes", later
                 break
-            if _TAKEN_BACK.match(normalise(spoken[later].text)):
+            if _TAKEN_BACK.match(said_later):
                 # "No. I mean, I don't know. Sometimes. At night.": a later bare "sometimes" takes the "no" back
                 verdict, start = "yes", later
                 break
