@@ -1025,3 +1025,77 @@ def test_a_hedged_yes_to_a_safety_question_is_no_all_clear_and_not_anymore_stays
     for reply in ("No. Not anymore.", "nah not anymore. that was years ago", "no not since the summer"):
         risk = check(("therapist", "Any thoughts of suicide?"), ("client", reply))
         assert risk["flags"] == [] and cats(risk["denials"]) == {"suicide"}, (reply, risk)
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("I hit my brother with a cricket bat last month. He needed stitches.", "harm_to_others"),
+    ("I battered him outside the takeaway, broke his nose.", "harm_to_others"),
+    ("I punched my flatmate.", "harm_to_others"),
+    ("I hit my son with the belt.", "abuse"),  # a dependent: abuse by the client
+    ("I slapped my wife.", "abuse"),  # a partner: abuse by the client
+])
+def test_the_clients_violence_against_a_peer_is_harm_to_others_and_against_a_dependent_abuse(
+        text: str, category: str) -> None:
+    risk = said(text)
+    assert cats(risk["flags"]) == {category}, risk
+    assert risk["flags"][0]["kind"] != MEANING_KIND, risk  # a rule's reading, with its kind
+
+
+@pytest.mark.parametrize("text", ["I beat him at chess on Sunday.", "I kicked him out of the band."])
+def test_beating_someone_at_a_game_or_kicking_them_out_is_no_violence(text: str) -> None:
+    assert said(text)["flags"] == [], said(text)
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("the marks on your arm did you do those yourself", "no that's from my cat honestly she's a menace", "self_harm"),
+    ("growing up did you ever go without food or anybody looking after you",
+     "no we were poor but my mom always made sure we ate", "neglect"),
+    ("Has your mother missed any of her medication since you took over?",
+     "No. I've got the alarm on my phone and the pill organiser. She hasn't missed one.", "neglect"),
+])
+def test_a_question_the_recognizer_left_unpunctuated_or_about_care_is_asked_and_its_no_a_denial(
+        question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert risk["flags"] == [] and cats(risk["denials"]) == {category}, risk
+    yes = check(("therapist", question), ("client", "Yeah."))
+    assert cats(yes["flags"]) == {category}, yes
+
+
+@pytest.mark.parametrize("question", ["Were you looked after properly as a child? Fed, clothed, taken to the doctor?",
+                                      "Are the kids going to school, seeing the doctor, all that?"])
+def test_a_question_whether_someone_is_cared_for_is_asked_the_other_way_round(question: str) -> None:
+    fine = check(("therapist", question), ("client", "Yes, always."))
+    assert fine["flags"] == [] and cats(fine["denials"]) == {"neglect"}, fine
+    left = check(("therapist", question), ("client", "No."))
+    assert cats(left["flags"]) == {"neglect"}, left
+
+
+def test_a_stammer_the_recognizer_wrote_twice_is_read_once_and_quoted_as_said() -> None:
+    assert normalise("i i had the the belt") == "i had the belt"
+    text = "yeah i i had the the belt around my neck in the closet and then my dog started scratching the door"
+    risk = said(text)  # "dog" elsewhere does not make a belt around the client's own neck a dog's lead
+    assert cats(risk["flags"]) == {"suicide"} and risk["flags"][0]["quote"] == text, risk
+    assert said("We took the dog camping and I tied the rope to a tree.")["flags"] == []
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("im just tired of waking up you know", True),
+    ("Every morning I'm disappointed I'm still here.", True),
+    ("Honestly I was gutted I woke up.", True),
+    ("I'm tired of living in this flat.", False),
+    ("I'm disappointed I woke up so late, I missed the bus.", False),
+    ("I'm sad I'm still here in this job after ten years.", False),
+])
+def test_tired_of_waking_up_is_passive_ideation_and_a_late_alarm_is_not(text: str, flagged: bool) -> None:
+    risk = said(text)
+    assert (cats(risk["flags"]) == {"suicide"}) if flagged else risk["flags"] == [], risk
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("my sisters husband put her in the hospital last month and shes going back to him", "abuse"),
+    ("His hands around my neck, that's what I remember.", "abuse"),
+    ("honestly just like how easy it would be you know my hands around his neck", "harm_to_others"),
+])
+def test_a_beating_told_by_its_outcome_and_hands_on_a_throat_are_flagged(text: str, category: str) -> None:
+    assert cats(said(text)["flags"]) == {category}, said(text)
+    assert said("They put me in hospital for tests.")["flags"] == []

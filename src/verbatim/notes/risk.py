@@ -60,6 +60,7 @@ from verbatim.notes.risk_lexicon import (
     QUESTION_LOOKALIKE,
     READING,
     SENTENCE_LOOKALIKES,
+    SLOTS,
     TRIVIAL,
     Entry,
 )
@@ -150,13 +151,19 @@ def _restore(m: re.Match[str]) -> str:
     return m.group(5) + "'s"
 
 
+#: a word said twice or more in a row, as a recognizer writes a stammer ("i i had the the belt"): said once
+_REPEATED = re.compile(r"\b([a-z]+(?:'[a-z]+)?)(?:\s+\1\b)+")
+
+
 def normalise(text: str) -> str:
     """Lower case, straight apostrophes, "gon na" → "gonna", apostrophe-less contractions restored
-    ("i dont" → "i don't", "cant" → "can't"), no comma between negation adverbs; compatibility forms
+    ("i dont" → "i don't", "cant" → "can't"), a stammer's repeated word said once ("the the" → "the"),
+    no comma between negation adverbs; compatibility forms
     folded (NFKC: fullwidth "ｋｉｌｌ" is "kill")."""
     out = unicodedata.normalize("NFKC", tx.tidy(text)).replace("’", "'").replace("‘", "'").lower()
     out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
     out = _BARE_CONTRACTION.sub(_restore, out)
+    out = _REPEATED.sub(r"\1", out)
     return _ADVERB_COMMA.sub(r"\1 ", out)
 
 
@@ -319,6 +326,10 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
         return None  # "I banged my head on the door": the client's own accident
     if category == "abuse" and kind == "abuse of someone else" and _agent_is_client(before):
         kind = "abuse by the client"
+    if category == "abuse" and kind in ("abuse by the client", "physical") and _agent_is_client(before) and \
+            _PEER.search(m.group(0)):
+        # "I hit my brother with a cricket bat": violence against a peer, not abuse of a dependent or partner
+        category, kind = "harm_to_others", "violence toward others"
     if _hypothetical(clause, m.start()):
         return None
     # "I don't want to die exactly, I just want it all to stop": a negation hedged after the phrase is no denial
@@ -328,6 +339,14 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
         negated, past = False, True
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
+
+#: a grown-up the client is no carer or partner of (``risk_lexicon`` slot ``PEER``)
+_PEER = re.compile(rf"\b{SLOTS['PEER']}\b")
+
+#: a means put to the client's own neck, throat or wrist: no context elsewhere in the sentence ("my dog",
+#: "camping") makes it literal
+_SELF_AIMED = re.compile(r"\b(?:around|round|over|on|to|against|into|at|across) my (?:own )?(?:neck|throat|wrists?|"
+                         r"temple)\b")
 
 #: someone else as the subject right before an answer's "did it" ("my cousin did it", "he tried that")
 _OTHER_SUBJECT = re.compile(r"\b(?:he|she|they|someone|somebody|(?:my|his|her|their|our|a|one of my) [\w'-]+)\s+"
@@ -357,9 +376,10 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
             if entry.sentence != (n == len(parts)):
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             for m in entry.pattern.finditer(clause):
-                if not entry.strong and (_lookalike(clause, m.start(), m.end()) or any(
-                        words.search(m.group(0)) and any(literal.search(x) for x in explained)
-                        for words, literal in SENTENCE_LOOKALIKES)):
+                if not entry.strong and (_lookalike(clause, m.start(), m.end()) or (
+                        not _SELF_AIMED.search(m.group(0)) and any(
+                            words.search(m.group(0)) and any(literal.search(x) for x in explained)
+                            for words, literal in SENTENCE_LOOKALIKES))):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
                 if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole) and \
@@ -462,17 +482,25 @@ _ABOUT_THEM = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|
                          r"anyone|anybody|someone|somebody|everyone)\b")
 
 
+#: a clinician's unpunctuated question after a lead-in ("the marks on your arm did you do those yourself",
+#: "growing up did you ever go without food"): an auxiliary and "you" (or "that" that has or has not happened)
+_LATER_QUESTION = re.compile(r"\b(?:did|do|does|have|has|had|are|were|would|could|can|will) (?:you|u|ya|anyone|"
+                             r"anybody|someone|somebody)\b|\b(?:has|have|did) (?:that|this|it) (?:ever )?"
+                             r"(?:crossed|come|been|happened)\b")
+
+
 def asking(sentence: str, clinician: bool = False) -> bool:
     """Whether a sentence is a question: its question mark, or (with no end punctuation) its
-    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY`` and
-    ``_ABOUT_THEM``)."""
+    interrogative shape (``_INTERROGATIVE``; for a ``clinician``'s sentence also ``_BARE_ANY``,
+    ``_ABOUT_THEM`` and ``_LATER_QUESTION``)."""
     text = unicodedata.normalize("NFKC", sentence).rstrip()  # a fullwidth "？" is a question mark
     if text.endswith("?"):
         return True
     if not text or not (text[-1].isalnum() or text[-1] == "'"):
         return False
     said_ = normalise(text)
-    return bool(_INTERROGATIVE.search(said_) or (clinician and (_BARE_ANY.search(said_) or _ABOUT_THEM.search(said_))))
+    return bool(_INTERROGATIVE.search(said_) or (clinician and (_BARE_ANY.search(said_) or _ABOUT_THEM.search(said_)
+                                                                 or _LATER_QUESTION.search(said_))))
 
 
 def _is_question(unit: Unit) -> bool:
@@ -898,7 +926,12 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         if earlier & {"suicide", "self_harm", "harm_to_others"} and FOLLOW_UP_QUESTION.search(last):
             topic = earlier
     if not topic and meaning:
-        rating = risk_reader.question_topic(" ".join(u.text for u in turn if _is_question(u)))
+        asked = " ".join(u.text for u in turn if _is_question(u))
+        # "Some people who lose a spouse think about not going on. Has that been true for you?": the question
+        # only points back, so the turn it points into is what is read
+        if ANAPHORIC_QUESTION.search(normalise(asked)):
+            asked = " ".join(sentences)
+        rating = risk_reader.question_topic(asked)
         topic = frozenset({rating[0]}) if rating is not None else frozenset()
     if not topic:
         return None

@@ -8,7 +8,8 @@ clinical term a flag gives as its reason:
   wake up"), ``method`` (pills, heights, trains, cars, guns, ropes), ``plan``, ``preparatory
   act`` (saving pills, a goodbye letter), ``intent``, ``past attempt``;
 - self_harm: ``self-injury`` (cutting, burning, hitting oneself — "again" and "started" too);
-- harm_to_others: ``thoughts of harming others``, ``preparatory act``;
+- harm_to_others: ``thoughts of harming others``, ``preparatory act``, ``violence toward others``
+  (the client hurting a grown-up peer: "I hit my brother", set in ``verbatim.notes.risk``);
 - abuse: ``physical``, ``sexual``, ``emotional`` (degrading names, control of money, phone or
   friends, threats), ``abuse by the client``, ``abuse of someone else`` (a child, a parent);
 - neglect: ``neglect`` (left alone, not fed, not taken to a doctor).
