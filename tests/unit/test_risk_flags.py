@@ -1099,3 +1099,24 @@ def test_tired_of_waking_up_is_passive_ideation_and_a_late_alarm_is_not(text: st
 def test_a_beating_told_by_its_outcome_and_hands_on_a_throat_are_flagged(text: str, category: str) -> None:
     assert cats(said(text)["flags"]) == {category}, said(text)
     assert said("They put me in hospital for tests.")["flags"] == []
+
+
+@pytest.mark.parametrize(("text", "flagged"), [
+    ("But I pray every night that He'll take me.", True),
+    ("Every night I ask the Lord to take me in my sleep.", True),
+    ("I've sort of decided to let it take me.", True),
+    ("I pray he'll take me to the match on Saturday.", False),
+    ("My pastor took me under his wing.", False),
+])
+def test_praying_to_be_taken_is_passive_ideation_and_a_lift_is_not(text: str, flagged: bool) -> None:
+    risk = said(text)
+    assert (cats(risk["flags"]) == {"suicide"}) if flagged else risk["flags"] == [], risk
+
+
+def test_homicidal_said_of_oneself_is_harm_to_others_beside_the_suicide_denied() -> None:
+    risk = said("I'm not suicidal, I'm homicidal, is what I told the intake lady.")
+    assert cats(risk["flags"]) == {"harm_to_others"} and cats(risk["denials"]) == {"suicide"}, risk
+    assert said("He's homicidal when he drinks.")["flags"] == []
+    assert cats(said("When I'm off probation I'm gonna find where he lives.")["flags"]) == {"harm_to_others"}
+    assert cats(said("i want to finish my life")["flags"]) == {"suicide"}
+    assert said("I'll finish my homework first.")["flags"] == []

@@ -311,8 +311,9 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
             and _someone_else(before):
         category, kind = "abuse", "physical"  # "he slammed the car door on my hand on purpose"
     if category == "harm_to_others" and kind == "thoughts of harming others":
-        if not _agent_is_client(before) and not re.search(r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|"
-                                                          r"fantasi[sz]e|going to|gonna|i'll|could|tempted)\b", before):
+        if not _agent_is_client(before) and not _SUBJECT & {m.group(0).split(" ")[0]} and not re.search(
+                r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|i'll|could|"
+                r"tempted)\b", before):
             return None
         if re.search(r"\b(?:hit|beat|beating|punch|punching|hurt|hurting|choke|choking)\b", m.group(0)) and re.search(
                 r"\b(?:my|our|the) (?:little |youngest |oldest )?(?:son|daughter|baby|kids?|child|children|toddler|"
