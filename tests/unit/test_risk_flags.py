@@ -1120,3 +1120,11 @@ def test_homicidal_said_of_oneself_is_harm_to_others_beside_the_suicide_denied()
     assert cats(said("When I'm off probation I'm gonna find where he lives.")["flags"]) == {"harm_to_others"}
     assert cats(said("i want to finish my life")["flags"]) == {"suicide"}
     assert said("I'll finish my homework first.")["flags"] == []
+
+
+def test_blades_kept_ready_after_a_self_harm_denial_take_the_denial_back() -> None:
+    asked = ("therapist", "Have you hurt yourself at all since we last met?")
+    risk = check(asked, ("client", "I haven't cut since March. But I bought the blades. They're in my locker."))
+    assert cats(risk["flags"]) == {"self_harm"} and risk["denials"] == [], risk
+    for text in ("I bought new blades for the lawnmower.", "I keep a blade in my toolbox for cutting carpet."):
+        assert said(text)["flags"] == [], text
