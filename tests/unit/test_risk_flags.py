@@ -1128,3 +1128,47 @@ def test_blades_kept_ready_after_a_self_harm_denial_take_the_denial_back() -> No
     assert cats(risk["flags"]) == {"self_harm"} and risk["denials"] == [], risk
     for text in ("I bought new blades for the lawnmower.", "I keep a blade in my toolbox for cutting carpet."):
         assert said(text)["flags"] == [], text
+
+
+@pytest.mark.parametrize("question", ["Do you want to live?", "Do you see a future for yourself?"])
+def test_a_no_to_do_you_want_to_live_is_the_disclosure_and_yes_i_do_the_all_clear(question: str) -> None:
+    no = check(("therapist", question), ("client", "no"))
+    assert cats(no["flags"]) == {"suicide"} and no["denials"] == [], no
+    yes = check(("therapist", question), ("client", "yes, I do"))
+    assert yes["flags"] == [] and cats(yes["denials"]) == {"suicide"}, yes
+    safe = check(("therapist", "Do you feel safe at home?"), ("client", "Yes, I do"))
+    assert safe["flags"] == [] and cats(safe["denials"]) == {"abuse"}, safe
+
+
+@pytest.mark.parametrize(("question", "reply", "category"), [
+    ("Are you having thoughts of suicide?", "no more than normal", "suicide"),
+    ("Have you acted on those thoughts of killing yourself?", "no, not yet", "suicide"),
+    ("Has anyone hurt you?", "not recently", "abuse"),
+    ("Are you self harming at the moment?", "i'm eight days clean", "self_harm"),
+    ("Is anyone helping your dad with meals since your mum died?", "not really he's on his own", "neglect"),
+])
+def test_a_no_that_admits_it_is_no_denial(question: str, reply: str, category: str) -> None:
+    risk = check(("therapist", question), ("client", reply))
+    assert cats(risk["flags"]) == {category} and risk["denials"] == [], risk
+    plain = check(("therapist", "Any self-harm?"), ("client", "No, not this week, not for a long time actually."))
+    assert plain["flags"] == [] and cats(plain["denials"]) == {"self_harm"}, plain
+
+
+def test_a_deflection_keeps_the_question_standing_for_the_follow_up() -> None:
+    risk = check(("therapist", "Any thoughts of killing yourself?"), ("client", "why do you ask"),
+                 ("therapist", "I ask everyone. Any thoughts like that?"), ("client", "yeah"))
+    assert cats(risk["flags"]) == {"suicide"} and risk["flags"][0]["segment_id"] == "seg-3", risk
+    hit = check(("therapist", "Does he ever hit you?"), ("client", "it's complicated"),
+                ("therapist", "Has it happened in the last month?"), ("client", "twice"))
+    assert cats(hit["flags"]) == {"abuse"}, hit
+    unrelated = check(("therapist", "Any thoughts of killing yourself?"), ("client", "No."),
+                      ("therapist", "How was work?"), ("client", "Fine, busy."))
+    assert unrelated["flags"] == [] and cats(unrelated["denials"]) == {"suicide"}, unrelated
+
+
+@pytest.mark.parametrize("question", ["Do you still have the pills?", "Have you still got the tablets you were saving?",
+                                      "Do you have access to a gun?"])
+def test_a_yes_to_a_question_about_means_kept_is_a_suicide_flag(question: str) -> None:
+    risk = check(("therapist", question), ("client", "yeah"))
+    assert cats(risk["flags"]) == {"suicide"}, risk
+    assert check(("therapist", "Do you have the tablets your GP prescribed?"), ("client", "yes"))["flags"] == []

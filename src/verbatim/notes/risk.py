@@ -555,6 +555,17 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
 
 
 
+#: a no that admits the thing asked about: not yet, not today, no more than usual, only a little, not physically
+_HALF_NO = re.compile(r"^(?:(?:no|nah|well|um+|uh+)[\s,.]+)?(?:not yet|not today|not tonight|"
+                      r"no more than (?:normal|usual|always|ever|most days|most people)|not more than usual|"
+                      r"(?:only|just) (?:a little|a bit|a little bit|sometimes|now and then)|not physically|not much|"
+                      r"not often|not as often|who doesn't|(?:i mean )?doesn't everyone|(?:i mean )?don't we all)\b")
+#: a no that tells it happened a while back: "not recently", "not lately", "i'm eight days clean"
+_NOT_LATELY = re.compile(r"^(?:(?:no|nah|well|um+|uh+)[\s,.]+)?(?:not (?:recently|lately|for a (?:while|bit|few "
+                         r"(?:days|weeks)))|(?:i'm |i am |been )?(?:\w+ )?(?:days?|weeks?) clean|clean (?:for )?"
+                         r"(?:\w+ )?(?:days?|weeks?))\b")
+
+
 def answer(text: str) -> str | None:
     """"yes", "no", "past" (not now, but before), "unsure" ("I don't know"), "declined" ("I'd rather not
     say", "Would you have to tell someone if I did?") or None (not a yes/no answer) for a client's answer
@@ -566,6 +577,10 @@ def answer(text: str) -> str | None:
     if not t:
         return None
     t = re.sub(r"^nah[\s,]+(?=yeah\b)", "", t)  # "nah yeah" is a yes, "yeah nah" a no
+    if _HALF_NO.match(t):
+        return "yes"  # "not yet", "no more than usual", "only a little", "not physically"
+    if _NOT_LATELY.match(t):
+        return "past"  # "not recently", "i'm eight days clean"
     if READING["PAST_ANSWER"].search(t):
         return "past"
     if READING["UNSURE"].search(t):
@@ -736,6 +751,20 @@ def _bare(text: str) -> bool:
     return not _tokens(READING["LEAD_FILLER"].sub("", said_))
 
 
+#: a client turn that puts a question off without answering it ("Um.", "Why do you ask?", "It's complicated.")
+_DEFLECTION = re.compile(r"^(?:why (?:do|would|are) you (?:ask|asking|want to know)|why|how come|it's complicated|"
+                         r"it's hard to (?:say|explain)|what do you mean|i don't (?:really )?(?:want to|wanna) talk "
+                         r"about (?:it|that)|i don't know how to (?:answer|say) (?:that|this|it)|that's a hard one|"
+                         r"hard to say|where do i start|i don't know where to start)?[\s?.!…]*$")
+
+
+def _deflects(turn: list[Unit], raw: dict[int, str]) -> bool:
+    """Whether a client turn is only fillers and a deflection (``_DEFLECTION``)."""
+    said_ = " ".join(READING["LEAD_FILLER"].sub("", normalise(raw.get(u.order, u.text))).strip(" .,!…")
+                     for u in turn).strip()
+    return _DEFLECTION.match(said_) is not None
+
+
 def _clarifying(unit: Unit) -> bool:
     """A client's question back ("What, like suicidal?"): not a statement of risk, not the answer."""
     t = READING["LEAD_FILLER"].sub("", normalise(unit.text))
@@ -830,9 +859,11 @@ def flags(items: list[Unit], meaning: bool = True) -> dict[str, Any]:
             # tree.": what follows a "but" after a denial is read too; a flag there outweighs the denial
             after_denial[len(unread)] = turn
             unread.append(rest)
-        # A clarification ("What, like suicidal?"): the question stands for the next answer.
-        pending = (_Asked(pending.question, topic | carry, inverted, turn[-1].position, family_asked)
-                   if carry is not None and pending is not None and question is not None else None)
+        # A clarification ("What, like suicidal?") or a deflection ("Um.", "Why do you ask?"): the question
+        # stands for the next answer.
+        deflected = question is not None and not (t_flags or t_denials or t_family) and _deflects(turn, raw)
+        pending = (_Asked(pending.question, topic | (carry or frozenset()), inverted, turn[-1].position, family_asked)
+                   if (carry is not None or deflected) and pending is not None and question is not None else None)
         raised = frozenset(f["category"] for f in t_flags + t_denials)
         recent = (recent + [raised])[-3:]
     if cleared_later:
@@ -891,6 +922,17 @@ _FAMILY_QUESTION = re.compile(r"\b(?:in (?:your|the) family|your family(?:'s)? h
 _KEEP_SAFE = re.compile(r"\b(?:are you|will you be|would you be|can you|could you|will you|do you (?:feel|think)|"
                         r"are you feeling|you feel|you're|you are|you'll be|you can|you could)(?: (?:\w+ ){0,3}?)"
                         r"(?:keep (?:yourself|you)|stay|be|feel|feeling)? ?safe\b")
+#: a question whether the client wants to live ("Do you want to live?", "Do you see a future for yourself?"): a
+#: no is the disclosure
+_LIFE_QUESTION = re.compile(r"\b(?:do|are|can) you (?:still |ever )?(?:want to (?:live|be alive|be here|keep (?:going|"
+                            r"living)|go on)|see (?:a|any) future|have (?:a )?(?:reasons?|something|anything|things) "
+                            r"to live for|feel like living|want to wake up)\b")
+#: a question about means kept ("Do you still have the pills?", "Do you have access to a gun?"): asks about suicide
+_MEANS_QUESTION = re.compile(r"\b(?:(?=.*\b(?:still|saving|saved|stockpil\w*|kept|hidden|hid)\b)(?:do|have) you "
+                             r"(?:still )?(?:got|have|keep) (?:access to )?(?:the |a |any |those |your )?(?:pills|"
+                             r"tablets|gun|firearm|weapon|rope|knife|blades?)\b|(?:do|does) (?:you|anyone at home) "
+                             r"(?:have|got) access to (?:a |any |the )?(?:gun|firearm|weapon|pills|tablets|"
+                             r"medication)s?\b)")
 #: …unless the same question asks about an act or thought too ("Are you safe, or thinking of hurting yourself?")
 _ASKS_ACT = re.compile(r"\b(?:thoughts?|thinking|suicid\w*|kill|hurt|harm|die|dying|end (?:your|it)|plan|at home|"
                        r"with (?:him|her|them)|there)\b")
@@ -918,6 +960,12 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     topic = question_topic(sentences)
     last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
+    if _LIFE_QUESTION.search(last) or _MEANS_QUESTION.search(last):
+        topic |= {"suicide"}  # "Do you want to live?" (a no discloses), "Do you still have the pills?"
+    if not topic and previous is not None and previous.position + 1 == turn[0].position and \
+            ANAPHORIC_QUESTION.search(last):
+        # "Why do you ask?" – "I ask everyone. Any thoughts like that?": the follow-up asks the question again
+        return _Asked(turn, previous.topic, previous.inverted, turn[-1].position, previous.family)
     if not topic and _KEEP_SAFE.search(last):
         topic = frozenset({"suicide"})  # "Can you stay safe this weekend?" asks whether the client is at risk
     if _WHO_CARES.search(last):
@@ -938,8 +986,8 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    if _KEEP_SAFE.search(last) and not _ASKS_ACT.search(last):
-        inverted = True  # "Can you keep yourself safe tonight?": a no is the disclosure, whatever the topic
+    if (_KEEP_SAFE.search(last) and not _ASKS_ACT.search(last)) or _LIFE_QUESTION.search(last):
+        inverted = True  # "Can you keep yourself safe tonight?", "Do you want to live?": a no is the disclosure
     family = (bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
               and not _ASKS_CLIENT.search(text))
     return _Asked(turn, topic, inverted, turn[-1].position, family)
@@ -1076,7 +1124,9 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
                 flagged.setdefault(c, _entry(c, "answer when asked", reason, spoken[start], quote, q))
             elif verdict == "no":
                 denials.setdefault(c, _entry(c, "denied when asked", "denied when asked", spoken[start], quote, q))
-    context = set() if family_asked else set(topic)
+    # "Yes, I do." to "Do you feel safe at home?" is the all-clear: its "I do" refers to feeling safe, not to the topic
+    all_clear = question is not None and inverted and not flagged and bool(denials)
+    context = set() if family_asked or all_clear else set(topic)
     kin: set[str] = set(topic) if family_asked else set()
     reading = spoken[start:] if question is not None else spoken
     for n, unit in enumerate(reading):
