@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,11 +146,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: the largest input file read (bytes): a labelled set of thousands of items is a few megabytes
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
 def _read_json(path: Path, what: str) -> Any:
-    """``path``'s JSON, or ``BadItems`` saying why not (unreadable, a directory, not UTF-8, not JSON, nested
-    too deep, a number too long to read)."""
+    """``path``'s JSON, or ``BadItems`` saying why not (unreadable, a directory or device or pipe, larger than
+    ``MAX_FILE_BYTES``, not UTF-8, not JSON, nested too deep, a number too long to read)."""
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise BadItems(f"the {what} {path} is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise BadItems(f"the {what} {path} is {info.st_size:,} bytes; the most read is {MAX_FILE_BYTES:,}")
         return json.loads(path.read_text(encoding="utf-8"))
+    except BadItems:
+        raise
     except OSError as e:
         raise BadItems(f"cannot read the {what} {path}: {e.strerror or e}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -191,9 +203,10 @@ def load_items(path: Path) -> list[dict[str, Any]]:
             raise BadItems(f'{where}: "denied" must be true or false, not {_short(item["denied"])}')
         context = item.get("context")
         if context is not None and not (isinstance(context, list) and all(
-                isinstance(t, dict) and isinstance(t.get("speaker"), str) and isinstance(t.get("text"), str)
+                isinstance(t, dict) and t.get("speaker") in SPEAKERS and isinstance(t.get("text"), str)
                 for t in context)):
-            raise BadItems(f'{where}: "context" must be a list of {{"speaker", "text"}} objects')
+            raise BadItems(f'{where}: "context" must be a list of {{"speaker", "text"}} objects, each speaker one '
+                           f'of {", ".join(SPEAKERS)}')
     return items
 
 

@@ -4,6 +4,7 @@ scoped to its clause, look-alikes, denials shown as denials, family history (no 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -692,6 +693,8 @@ def test_hanging_upside_down_is_play_but_hanging_from_the_banister_is_an_attempt
     ('[{"id": "a", "speaker": "client", "text": "x", "label": "none"}]', 'has no "denied"'),
     ('[{"id": "a", "speaker": "client", "text": "x", "label": "none", "denied": false, "context": "oops"}]',
      '"context" must be'),
+    ('[{"id": "a", "speaker": "client", "text": "yeah", "label": "none", "denied": false, "context": [{"speaker": '
+     '"Therapist", "text": "Any thoughts of suicide?"}]}]', "each speaker one of client, therapist"),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"), ("[" + "9" * 5000 + "]", "cannot be read"),
 ])
 def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
@@ -701,6 +704,16 @@ def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(bad), "--no-dialogues"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["device", "pipe", "directory"])
+def test_the_bench_refuses_an_items_path_that_is_no_regular_file_before_reading_it(tmp_path: Path, kind: str) -> None:
+    path = {"device": Path("/dev/zero"), "pipe": tmp_path / "fifo", "directory": tmp_path}[kind]
+    if kind == "pipe":
+        os.mkfifo(path)  # reading it would wait for a writer forever
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "risk.py"), "--items", str(path), "--no-dialogues"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "is not a regular file" in done.stderr and "Traceback" not in done.stderr, done
 
 
 @pytest.mark.parametrize(("args", "message"), [
