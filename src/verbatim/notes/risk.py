@@ -311,7 +311,7 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
             and _someone_else(before):
         category, kind = "abuse", "physical"  # "he slammed the car door on my hand on purpose"
     if category == "harm_to_others" and kind == "thoughts of harming others":
-        if not _agent_is_client(before) and not _SUBJECT & {m.group(0).split(" ")[0]} and not re.search(
+        if not _agent_is_client(before) and m.group(0).split(" ")[0] not in _SUBJECT and not re.search(
                 r"\b(?:want|wanted|thoughts?|thinking|urge|picture|imagine|fantasi[sz]e|going to|gonna|i'll|could|"
                 r"tempted)\b", before):
             return None
@@ -960,7 +960,8 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     topic = question_topic(sentences)
     last = normalise(next(u.text for u in reversed(turn) if _is_question(u)))
-    if _LIFE_QUESTION.search(last) or _MEANS_QUESTION.search(last):
+    wants_life = _LIFE_QUESTION.search(last) is not None
+    if wants_life or _MEANS_QUESTION.search(last):
         topic |= {"suicide"}  # "Do you want to live?" (a no discloses), "Do you still have the pills?"
     if not topic and previous is not None and previous.position + 1 == turn[0].position and \
             ANAPHORIC_QUESTION.search(last):
@@ -986,7 +987,7 @@ def _asks(turn: list[Unit], previous: _Asked | None, recent: list[frozenset[str]
         return None
     text = " ".join(normalise(u.text) for u in turn if _is_question(u))
     inverted = bool(INVERTED_QUESTION.search(text)) and topic <= {"abuse", "neglect"}
-    if (_KEEP_SAFE.search(last) and not _ASKS_ACT.search(last)) or _LIFE_QUESTION.search(last):
+    if (_KEEP_SAFE.search(last) and not _ASKS_ACT.search(last)) or wants_life:
         inverted = True  # "Can you keep yourself safe tonight?", "Do you want to live?": a no is the disclosure
     family = (bool(_FAMILY_QUESTION.search(text)) and topic <= {"suicide", "self_harm"}
               and not _ASKS_CLIENT.search(text))
