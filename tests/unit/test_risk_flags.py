@@ -1185,3 +1185,30 @@ def test_a_yes_to_a_question_about_means_kept_is_a_suicide_flag(question: str) -
     risk = check(("therapist", question), ("client", "yeah"))
     assert cats(risk["flags"]) == {"suicide"}, risk
     assert check(("therapist", "Do you have the tablets your GP prescribed?"), ("client", "yes"))["flags"] == []
+
+
+@pytest.mark.parametrize("phrase, category", [("kill myself ", "suicide"), ("i don't want to kill myself ", None),
+                                              ("he hit me ", "abuse")])
+def test_a_phrase_said_over_and_over_costs_in_proportion_to_its_length(
+        monkeypatch: pytest.MonkeyPatch, phrase: str, category: str | None) -> None:
+    # Counted, not timed: the characters the negation and subject walks read. Each risk phrase's context is
+    # a bounded window before it, so four times the repeats read about four times the text (the whole
+    # clause before each phrase, as before, read sixteen times as much: 2,000 repeats took 106 s of CPU).
+    from verbatim.notes import risk
+
+    read_chars = 0
+    tokens = risk._tokens
+
+    def counting(text: str) -> list[str]:
+        nonlocal read_chars
+        read_chars += len(text)
+        return tokens(text)
+
+    monkeypatch.setattr(risk, "_tokens", counting)
+    cost = {}
+    for n in (250, 1000):
+        read_chars = 0
+        found = said(phrase * n)
+        assert cats(found["flags"]) == ({category} if category else set())
+        cost[n] = read_chars
+    assert cost[1000] < 5 * cost[250]

@@ -40,6 +40,9 @@ the meaning check is what generalises to wording nobody wrote a rule for.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -266,9 +269,29 @@ def _agent_is_client(before: str) -> bool:
     return False
 
 
+#: how far back from a risk phrase its context is read (characters): a negation, subject or condition
+#: governs a phrase from well within this; bounding it keeps a clause of many risk phrases (a run-on turn,
+#: a phrase said over and over) linear in its length
+_BEFORE = 400
+
+
+def _before(clause: str, start: int) -> str:
+    """The clause's words before ``start``, at most ``_BEFORE`` characters of them (from a word's start)."""
+    if start <= _BEFORE:
+        return clause[:start]
+    window = clause[start - _BEFORE: start]
+    return window[window.find(" ") + 1:]
+
+
+@functools.lru_cache(maxsize=256)
+def _has(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern.search(text)``, remembered: the sentence- and clause-wide tests asked once per risk phrase."""
+    return pattern.search(text) is not None
+
+
 def _hypothetical(clause: str, start: int) -> bool:
     """A phrase inside an "if I ever…" clause or a safety-plan condition is not a statement of risk."""
-    before = clause[:start]
+    before = _before(clause, start)
     cond = list(_IF.finditer(before))
     if not cond:
         return False
@@ -276,15 +299,24 @@ def _hypothetical(clause: str, start: int) -> bool:
     # A second subject after the condition's own starts the main clause ("if she leaves me I'm going to…").
     if len(re.findall(r"\b(?:i|i'm|i'll|i'd|i've|then)\b", rest)) > 1:
         return False
-    return bool(READING["SAFETY_IF"].search(clause))
+    return _has(READING["SAFETY_IF"], clause)
+
+
+@functools.lru_cache(maxsize=64)
+def _lookalike_spans(clause: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The look-alike spans of a clause, as their starts (sorted) and the running maximum of their ends:
+    found once per clause, so a clause with many risk phrases costs no more than one with a single one."""
+    spans = sorted((m.start(), m.end()) for pattern in LOOKALIKES for m in pattern.finditer(clause))
+    ends = tuple(itertools.accumulate((e for _, e in spans), max))
+    return tuple(s for s, _ in spans), ends
 
 
 def _lookalike(clause: str, start: int, end: int) -> bool:
-    for pattern in LOOKALIKES:
-        for m in pattern.finditer(clause):
-            if m.start() < end and start < m.end():
-                return True
-    return False
+    """Whether a look-alike (``risk_lexicon.LOOKALIKES``) overlaps ``clause[start:end]``."""
+    starts, ends = _lookalike_spans(clause)
+    # the spans starting before ``end``; one of them overlaps when the furthest of their ends passes ``start``
+    k = bisect.bisect_left(starts, end)
+    return k > 0 and ends[k - 1] > start
 
 
 #: a hedge right after a negated phrase: "not … exactly" keeps the wish it seems to deny
@@ -301,7 +333,7 @@ _RETRACTED = re.compile(r"\b(?:didn't|did not|don't|do not) (?:really |actually 
 
 
 def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
-    before = clause[: m.start()]
+    before = _before(clause, m.start())
     category, kind = entry.category, entry.kind
     other = entry.other_person
     mine = bool(_ME & set(_tokens(m.group(0)))) or "my" in _tokens(m.group(0))
@@ -336,7 +368,7 @@ def _finding(entry: Entry, clause: str, m: re.Match[str]) -> Finding | None:
     # "I don't want to die exactly, I just want it all to stop": a negation hedged after the phrase is no denial
     negated = _negated(before) and not _HEDGED_AFTER.match(clause[m.end():])
     past = False
-    if negated and _PAST.search(clause):
+    if negated and _has(_PAST, clause):
         negated, past = False, True
     return Finding(category, kind, m.group(0), negated=negated, other_person=other, past=past)
 
@@ -371,6 +403,9 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
     # an entry's "unless" reads the whole sentence: read once here, not once per clause (a long turn has hundreds)
     entries = [e for e in _ENTRIES if (not e.needs_topic or "suicide" in topic)
                and (e.unless is None or not e.unless.search(whole))]
+    # likewise which sentence look-alikes have their literal context here ("my dog", "camping")
+    literal_words = [words for words, literal in SENTENCE_LOOKALIKES if any(literal.search(x) for x in explained)]
+    trivial = TRIVIAL.search(whole) is not None and not READING["IN_EARNEST"].search(whole)
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
         for entry in entries:
@@ -378,27 +413,24 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or (
-                        not _SELF_AIMED.search(m.group(0)) and any(
-                            words.search(m.group(0)) and any(literal.search(x) for x in explained)
-                            for words, literal in SENTENCE_LOOKALIKES))):
+                        not _SELF_AIMED.search(m.group(0)) and any(w.search(m.group(0)) for w in literal_words))):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
-                if entry.category in ("harm_to_others", "abuse") and hyperbole and TRIVIAL.search(whole) and \
-                        not READING["IN_EARNEST"].search(whole):
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and trivial:
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
-                if f is not None and not f.negated and _REPORTED.search(clause[: m.start()]) and \
-                        _RETRACTED.search(whole):
+                if f is not None and not f.negated and _REPORTED.search(_before(clause, m.start())) and \
+                        _has(_RETRACTED, whole):
                     f = replace(f, negated=True)  # "I know I said I wish I was dead, but that's just how I talk"
                 if f is not None:
                     hits.append(f)
         if not hits and topic and n < len(parts):
             a = READING["ANAPHOR"].search(clause)
             if a is not None and not _hypothetical(clause, a.start()) and not _lookalike(clause, a.start(), a.end()):
-                negated = _negated(clause[: a.start()]) or a.group(0).startswith("nothing")
+                negated = _negated(_before(clause, a.start())) or a.group(0).startswith("nothing")
                 words = re.sub(r"^.*?\b(?=i\b|i'|nothing\b)", "", a.group(0))
                 # "My cousin did it." to "Have you ever thought about killing yourself?": another's act
-                other = _OTHER_SUBJECT.search(clause[: a.start()]) is not None
+                other = _OTHER_SUBJECT.search(_before(clause, a.start())) is not None
                 hits = [Finding(c, "answer about the topic asked", words, negated=negated, other_person=other)
                         for c in sorted(topic)]
         for f in hits:
