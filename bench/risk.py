@@ -69,7 +69,7 @@ def aci_dir() -> Path | None:
 
 def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Segment id → ``{"flags", "denials", "family_history"}`` on that segment, as the note run sees it."""
-    risk = flags(units(segments, "client"))
+    risk = flags(units(segments, "client", gaps=True))
     out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False, "by_meaning": []}
                                       for s in segments}
     for f in risk["flags"]:

@@ -55,17 +55,20 @@ TRAIN_SETS = ("risk_items", "risk_holdout",
               "risk_talk_m",
               *(f"risk_holdout{n}" for n in (37, 38, 40, 41, 42, 43, 45, 46)), "risk_near_k", "risk_talk_n",
               "risk_talk_o")
-#: written for sessions 37 and 38 and read while writing rules (their misses), not trained on: a retrain with
+#: written for sessions 37, 38 and 39 and read while writing rules (their misses), not trained on: a retrain with
 #: session 37's (41,775 fine-tune rows) and one of the networks alone with all of them (25,447 rows) measured no
 #: better on the measure sets than the shipped networks, so they were kept
 DEVELOPMENT_SETS = (*(f"risk_holdout{n}" for n in (47, 49, 50, 52)), "risk_near_m", "risk_talk_p",
-                    *(f"risk_holdout{n}" for n in (53, 55, 57)), "risk_talk_q")
+                    *(f"risk_holdout{n}" for n in (53, 55, 57)), "risk_talk_q",
+                    *(f"risk_holdout{n}" for n in (59, 61, 63)), "risk_talk_r")
 #: never trained on; the first six measured while choosing thresholds, the rest (holdout33, holdout34,
-#: talk_l; holdout39, holdout44, near_l, written for session 36; holdout48, holdout51, written for session 37)
-#: scored only on shipped states, their misses never read
+#: talk_l; holdout39, holdout44, near_l, written for session 36; holdout48, holdout51, written for session 37;
+#: holdout54/56/58, near_n for session 38; holdout60/62/64, near_o for session 39) scored only on shipped states,
+#: their misses never read
 MEASURE_SETS = ("risk_holdout14", "risk_holdout15", "risk_talk_d", "risk_holdout28", "risk_holdout29", "risk_talk_h",
                 "risk_holdout33", "risk_holdout34", "risk_talk_l", "risk_holdout39", "risk_holdout44", "risk_near_l",
-                "risk_holdout48", "risk_holdout51", "risk_holdout54", "risk_holdout56", "risk_holdout58", "risk_near_n")
+                "risk_holdout48", "risk_holdout51", "risk_holdout54", "risk_holdout56", "risk_holdout58", "risk_near_n",
+                "risk_holdout60", "risk_holdout62", "risk_holdout64", "risk_near_o")
 SEEDS = 5
 HIDDEN = 256
 ALPHA = 1e-3

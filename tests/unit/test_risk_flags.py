@@ -28,7 +28,7 @@ def record(*turns: tuple[str, str]) -> list[dict[str, Any]]:
 
 
 def check(*turns: tuple[str, str]) -> dict[str, Any]:
-    return flags(units(record(*turns), "client"))
+    return flags(units(record(*turns), "client", gaps=True))  # as the note run reads the record
 
 
 def said(text: str) -> dict[str, Any]:
@@ -1212,3 +1212,42 @@ def test_a_phrase_said_over_and_over_costs_in_proportion_to_its_length(
         assert cats(found["flags"]) == ({category} if category else set())
         cost[n] = read_chars
     assert cost[1000] < 5 * cost[250]
+
+
+def test_the_words_either_side_of_an_inaudible_gap_are_read_and_never_quoted_with_it() -> None:
+    # A recognizer that punctuates nothing puts a whole turn in one sentence: before, one gap mark in it
+    # left the whole turn unread.
+    asked = ("therapist", "on a scale of one to ten how strong is the urge to kill yourself tonight")
+    found = check(asked, ("client", "like an eight [inaudible] i have the the gun out on the table right now"))
+    assert cats(found["flags"]) == {"suicide"}
+    assert all("inaudible" not in f["quote"] for f in found["flags"])
+    # what the gap leaves is still read with its words: a denial either side stays a denial
+    denied = check(("therapist", "are you having any thoughts of suicide tonight"),
+                   ("client", "uh no [inaudible] no i'm not i called cause i can't sleep"))
+    assert not denied["flags"] and cats(denied["denials"]) == {"suicide"}
+
+
+def test_a_phrase_that_needs_suicide_in_the_air_leaves_its_turn_to_the_meaning_check() -> None:
+    # "figure out how to do it" is a rule's phrase only after a question about suicide; without one, the
+    # rules said nothing of this turn, so the meaning check reads it (before, it was skipped as theirs)
+    turn = ("i'm sixty eight my wife's gone my knees are shot i told my daughter i'm ready to go and i meant it "
+            "i'd go sooner if i could figure out how to do it clean so she doesn't find me")
+    assert cats(said(turn)["flags"]) == {"suicide"}
+    assert not said("i still haven't figured out how to do it, the tax return, it's so confusing")["flags"]
+
+
+@pytest.mark.parametrize("text, category", [
+    ("i would never ever in a million years hurt my kids", None),
+    ("I wouldn't under any circumstances hurt myself.", None),
+    ("i wanted to hurt my kids, in a million years i never thought i'd say that", "abuse"),
+    ("honestly i just want to kms", "suicide"),
+    ("been thinking about sewerslide a lot", "suicide"),
+    ("i just wanna self delete tbh", "suicide"),
+    ("I self-deleted my instagram, best thing I did", None),
+    ("we drove like 300 kms to get there", None),
+    ("I hang myself upside down on the gym bars to stretch my back", None),
+    ("some nights i want to hang myself", "suicide"),
+])
+def test_internet_words_for_suicide_intensified_denials_and_gym_bars(text: str, category: str | None) -> None:
+    found = said(text)
+    assert cats(found["flags"]) == ({category} if category else set())

@@ -49,13 +49,19 @@ class Unit:
                 "end_s": self.end_s, "quote": self.segment_text}
 
 
-def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "therapist") -> list[Unit]:
+def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "therapist", *,
+          gaps: bool = False) -> list[Unit]:
     """The sentences of ``client_id``'s own record, in order; other participants' turns are skipped.
 
     ``segments``: ``[{id, speaker, start_s, end_s, text, marks?}]``; ``speaker`` is ``clinician``
     (the therapist), ``client_id``, or anyone else (skipped). Segments without an id (published
     before ids existed) get ``seg-{n}`` by position, which is what publishing assigns. A segment
     whose ``marks`` hold ``speaker_uncertain`` gives units with ``speaker_uncertain`` set.
+    A sentence with a gap the recognizer marked (``GAP``) is left out, since what it says cannot be
+    known; with ``gaps`` (the risk check's reading) the words either side of each gap are kept as
+    sentences of their own instead: a safety net reads "like an eight [inaudible] i have the gun out
+    on the table" for the words it has, and a recognizer that punctuates nothing puts a whole turn in
+    one sentence. The gap itself is never a unit's words.
     """
     out: list[Unit] = []
     for n, seg in enumerate(segments):
@@ -68,16 +74,17 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
             continue
         whole = tx.tidy(str(seg.get("text", "")))
         uncertain = SPEAKER_UNCERTAIN in (seg.get("marks") or ())
-        for said in tx.sentences(whole):
-            # A gap the recognizer marked ([inaudible]) is never quoted, cited or risk-checked: its
-            # sentence is left out; the segment's other sentences stand.
-            if GAP.search(said):
+        for sentence_said in tx.sentences(whole):
+            # A gap the recognizer marked ([inaudible]) is never quoted or cited: its sentence is left out
+            # (the segment's other sentences stand), or with ``gaps`` cut at it.
+            if GAP.search(sentence_said) and not gaps:
                 continue
-            sentence = tx.clean(said)
-            if not sentence:
-                continue
-            out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),
-                            float(seg["end_s"]), sentence, GAP.sub("…", whole), said, uncertain))
+            for said in (p.strip() for p in GAP.split(sentence_said)):
+                sentence = tx.clean(said)
+                if not sentence:
+                    continue
+                out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),
+                                float(seg["end_s"]), sentence, GAP.sub("…", whole), said, uncertain))
     return out
 
 

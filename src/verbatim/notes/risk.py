@@ -222,9 +222,14 @@ def _is_cue(token: str) -> bool:
     return token in _NEG_CUES or token.endswith("n't")
 
 
+#: an intensifier a negation reaches across ("i would never in a million years hurt my kids")
+_INTENSIFIER = re.compile(r"\b(?:in a (?:million|thousand|hundred|billion|zillion) years|under any circumstances|"
+                          r"for (?:anything|the world))\b")
+
+
 def _negated(before: str) -> bool:
     """Whether a negation cue governs what follows ``before`` (walk back over transparent words)."""
-    tokens = _tokens(before)
+    tokens = _tokens(_INTENSIFIER.sub(" ", before))
     for i in range(len(tokens) - 1, -1, -1):
         t = tokens[i].removesuffix("'s")
         if t in ("or", "nor"):
@@ -482,11 +487,12 @@ _SAME = re.compile(
 def considered(sentence: str) -> bool:
     """Whether any rule's phrase occurs in a client sentence at all — found, denied, or cleared as a
     look-alike, a jest, a hypothetical or an accident. A sentence the rules read and cleared is theirs:
-    the meaning check (``risk_reader``) is asked only about sentences no rule spoke to."""
+    the meaning check (``risk_reader``) is asked only about sentences no rule spoke to. A phrase that
+    counts only with suicide in the air ("figure out how to do it") speaks to nothing without it."""
     whole = unfilled(normalise(sentence))
     parts = clauses(whole)
     return any(entry.pattern.search(clause) for n, clause in enumerate([*parts, whole]) for entry in _ENTRIES
-               if entry.sentence == (n == len(parts)))
+               if entry.sentence == (n == len(parts)) and not entry.needs_topic)
 
 
 def categories_in(sentence: str) -> list[str]:
