@@ -1251,3 +1251,12 @@ def test_a_phrase_that_needs_suicide_in_the_air_leaves_its_turn_to_the_meaning_c
 def test_internet_words_for_suicide_intensified_denials_and_gym_bars(text: str, category: str | None) -> None:
     found = said(text)
     assert cats(found["flags"]) == ({category} if category else set())
+
+
+def test_a_new_subject_right_before_the_phrase_ends_the_negation_before_it() -> None:
+    # unpunctuated speech: "…it wasn't i'd cut again" is two clauses; the "wasn't" denies the nosebleed
+    found = said("i told her it was a nosebleed but it wasn't i'd cut again")
+    assert cats(found["flags"]) == {"self_harm"} and not found["denials"]
+    # the subject of the negation itself, right before the phrase, keeps it a denial
+    denied = check(("therapist", "Have you hurt yourself this week?"), ("client", "No, I haven't hurt myself."))
+    assert not denied["flags"] and cats(denied["denials"]) == {"self_harm"}

@@ -245,7 +245,7 @@ def _negated(before: str) -> bool:
             if READING["DOUBLE_NEGATION"].search(" ".join(tokens[max(0, i - 7): i])):
                 return False  # "I'd be lying if I said I haven't…": the negation is itself denied
             return not READING["HEDGE"].search(" ".join(tokens[max(0, i - 3): i + 2]))
-        if t in _SUBJECT and i > 0 and i < len(tokens) - 1 and tokens[i - 1] not in _RAISING:
+        if t in _SUBJECT and i > 0 and tokens[i - 1] not in _RAISING:
             # a new subject starts a new clause the recognizer did not punctuate ("i don't have a plan
             # or anything i just think about dying"); a belief verb or "that" raises the negation over
             # it ("i don't think i want to die")
