@@ -1260,3 +1260,27 @@ def test_a_new_subject_right_before_the_phrase_ends_the_negation_before_it() -> 
     # the subject of the negation itself, right before the phrase, keeps it a denial
     denied = check(("therapist", "Have you hurt yourself this week?"), ("client", "No, I haven't hurt myself."))
     assert not denied["flags"] and cats(denied["denials"]) == {"self_harm"}
+
+
+@pytest.mark.parametrize("question, reply, shown", [
+    # an interjection before the no is not the answer
+    ("Some people think about suicide. Has that crossed your mind?", "Ay, no. That's a sin. I would never.", "denied"),
+    ("Do you ever scratch or hit yourself?", "Ah, no. I'm more the type to shut down and play games.", "denied"),
+    # unpunctuated clinician questions after a lead-in or a noun phrase
+    ("sometimes when people feel this low they think about suicide is that something you've thought about",
+     "nah i i wouldn't i got my kids man i'd never do that to them", "denied"),
+    ("those scratches on your arm are those from hurting yourself", "no no that's from my cat honestly", "denied"),
+    ("is there ever a time the kids are left without an adult", "no never my mom's always there when i work", "denied"),
+    # care asked the other way round: a no is the disclosure
+    ("are your dad's meds getting filled", "no i haven't picked them up in like two weeks i kinda forgot", "flagged"),
+    ("is anyone making sure your brother takes his seizure medicine", "no um my parents don't really bother with it",
+     "flagged"),
+    ("are your mom's needs getting met with the aide", "yeah yeah she's good they're really on it", "denied"),
+    # … but a question asked with its own "not" is asked straight: the no denies it
+    ("Is anyone at home not being looked after properly, your grandmother, the kids?", "No, everyone's fine.",
+     "denied"),
+])
+def test_interjections_unpunctuated_questions_and_care_asked_the_other_way_round(
+        question: str, reply: str, shown: str) -> None:
+    found = check(("therapist", question), ("client", reply))
+    assert bool(found["flags"]) == (shown == "flagged") and bool(found["denials"]) == (shown == "denied")

@@ -525,7 +525,11 @@ _ABOUT_THEM = re.compile(r"^(?:(?:so|and|okay|ok|alright|right|um+|uh+|now|also|
 #: "growing up did you ever go without food"): an auxiliary and "you" (or "that" that has or has not happened)
 _LATER_QUESTION = re.compile(r"\b(?:did|do|does|have|has|had|are|were|would|could|can|will) (?:you|u|ya|anyone|"
                              r"anybody|someone|somebody)\b|\b(?:has|have|did) (?:that|this|it) (?:ever )?"
-                             r"(?:crossed|come|been|happened)\b")
+                             r"(?:crossed|come|been|happened)\b|"
+                             # "…think about suicide is that something you've thought about", "those scratches on
+                             # your arm are those from hurting yourself", "is there ever a time the kids are alone"
+                             r"\b(?:is|was|are|were) (?:that|this|it|those|these) (?:something|from|because|what|ever|"
+                             r"a thing)\b|\bis there (?:ever|any|anyone|anybody|someone|somebody|a time|anything)\b")
 
 
 def asking(sentence: str, clinician: bool = False) -> bool:
