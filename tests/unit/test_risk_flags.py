@@ -1284,3 +1284,15 @@ def test_interjections_unpunctuated_questions_and_care_asked_the_other_way_round
         question: str, reply: str, shown: str) -> None:
     found = check(("therapist", question), ("client", reply))
     assert bool(found["flags"]) == (shown == "flagged") and bool(found["denials"]) == (shown == "denied")
+
+
+@pytest.mark.parametrize("question, reply, flagged", [
+    ("does he let you see your friends", "no um he checks my phone every night and he loses it", True),
+    ("Does he let you see your friends?", "No.", True),
+    ("Does he let you see your friends?", "Yeah, he's fine with it.", False),
+    ("is hurting yourself something that's still going on", "i feel ridiculous saying it but i still cut", True),
+    ("What do you do on weekends?", "i still cut the grass every sunday for my mum", False),
+])
+def test_being_let_see_friends_is_asked_the_other_way_round_and_still_cutting_is_self_injury(
+        question: str, reply: str, flagged: bool) -> None:
+    assert bool(check(("therapist", question), ("client", reply))["flags"]) == flagged
