@@ -1296,3 +1296,23 @@ def test_interjections_unpunctuated_questions_and_care_asked_the_other_way_round
 def test_being_let_see_friends_is_asked_the_other_way_round_and_still_cutting_is_self_injury(
         question: str, reply: str, flagged: bool) -> None:
     assert bool(check(("therapist", question), ("client", reply))["flags"]) == flagged
+
+
+@pytest.mark.parametrize("question, reply, shown", [
+    ("You mentioned you've been cutting. When was the last time?", "Tuesday. After the group chat thing.", "flagged"),
+    ("You told me you've tried to kill yourself before. When was the last time you tried?",
+     "Not since March. The hospital time.", "flagged"),
+    ("How often do you think about killing yourself?", "Every night.", "flagged"),
+    # a no to a when-question is still a no, and a time said about something else is no risk
+    ("You mentioned you've been cutting. When was the last time?", "Not for years, honestly.", "denied"),
+    ("You said you went to the gym. How often do you go?", "Every day.", None),
+])
+def test_a_time_or_a_frequency_answers_a_when_or_how_often_question(question: str, reply: str,
+                                                                     shown: str | None) -> None:
+    found = check(("therapist", question), ("client", reply))
+    assert bool(found["flags"]) == (shown == "flagged") and bool(found["denials"]) == (shown == "denied")
+
+
+def test_imagining_pouring_something_on_a_coworker_is_harm_to_others() -> None:
+    assert cats(said("I keep imagining pouring the boiling soup on my coworker.")["flags"]) == {"harm_to_others"}
+    assert not said("I keep imagining throwing a party for my coworker.")["flags"]

@@ -578,7 +578,9 @@ def question_topic(sentences: list[str]) -> frozenset[str]:
             continue
         text = normalise(s)
         generic = False
-        if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text):
+        # "You mentioned you've been cutting. When was the last time?": a when or how-often question asks
+        # about what the turn said before it
+        if ANAPHORIC_QUESTION.search(text) or FOLLOW_UP_QUESTION.search(text) or _HOW_OFTEN.search(text):
             lead_in = " ".join(normalise(x) for x in sentences[:i])
             # "Some people who feel this low think about not being alive. Has that come up for you?":
             # what people in general are said to think is what the question asks the client about
@@ -729,6 +731,20 @@ _ACTED = re.compile(r"\b(?:did|done|tried|once|twice|have|had|took|used to)\b")
 _NEVER_DID = re.compile(r"\bbut[\s,.]+(?:i've |i have |i |i'd )?(?:never|not|haven't|didn't)"
                         r"(?: ever| actually| really| like)* (?:tried|done|acted|attempted|gone through|did|do|hurt|"
                         r"cut|hit|touched|laid a finger)\b")
+#: a clinician asking when or how often, not whether ("When was the last time?", "How often are those thoughts
+#: there?"): its answer is a time or a frequency
+_HOW_OFTEN = re.compile(r"\b(?:how often|how many times|how frequently|how recently|how long ago|how long since|"
+                        r"when (?:was|were|did|is|do|does)(?: \w+){0,3}? (?:last|most recent)|when's the last|"
+                        r"when (?:was|did) (?:it|that|this) (?:start|begin|happen)|last time)\b")
+#: a time or a frequency said ("Tuesday.", "Every night this week.", "Couple of times at school.", "In March.")
+_WHEN_SAID = re.compile(
+    r"\b(?:(?:every|each|most|some|other|the other) (?:day|night|morning|evening|week|weekend|time|other day)s?|"
+    r"daily|nightly|weekly|constantly|all the time|always|often|a lot|lots|sometimes|once|twice|(?:\w+|a few|a couple "
+    r"of|couple of) times|yesterday|today|tonight|last (?:night|week|month|year|weekend|time|term|summer|winter|"
+    r"spring|autumn|fall)|this (?:morning|afternoon|week|month|year|weekend)|(?:on )?(?:mon|tues|wednes|thurs|fri|"
+    r"satur|sun)days?|january|february|march|april|june|july|august|september|october|november|december|"
+    r"christmas|easter|(?:a|an|one|two|three|four|five|six|few|couple of|\d+) (?:days?|weeks?|months?|years?) ago|"
+    r"(?:a|one|two|three|four|five|six|seven) (?:days?|weeks?|months?) (?:back|now))\b")
 #: a short sentence after a "no" that grants it after all ("Sometimes.", "Maybe sometimes.", "A bit, lately.")
 _TAKEN_BACK = re.compile(r"^(?:(?:um+|uh+|er+m?|oh|well|i mean|i don't know|i dunno|but|and|okay|ok|alright|fine)"
                          r"[\s,.…?]+)*(?:maybe |probably |yeah |yes |only |just )?(?:sometimes|occasionally|"
@@ -1111,6 +1127,15 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
         if verdict is None and topic & {"abuse", "harm_to_others"} and READING["WHO"].search(
                 READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))):
             verdict = "yes"  # "Mostly my ex." to "Has anyone been hurting you?"
+        asked_last = normalise(next((u.text for u in reversed(question) if _is_question(u)), question[-1].text))
+        if topic and verdict in (None, "no") and _HOW_OFTEN.search(asked_last) and not inverted:
+            # "Tuesday." / "Every night this week." to "When was the last time?" / "How often?": a time or a
+            # frequency is the answer that it happens; "Not since March." to "When did you last try?" tells of it
+            first = READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))
+            if re.match(r"not since\b", first) and _WHEN_SAID.search(first[9:]):
+                verdict = "past"
+            elif verdict is None and _WHEN_SAID.search(first) and not re.match(r"(?:never|not|no)\b", first):
+                verdict = "yes"
         said_first = normalise(spoken[start].text)
         safe = _SAFE.search(said_first)
         # the negation that matters is the one before "safe": "yeah I'm safe, no plans or nothing" is safe
@@ -1134,7 +1159,6 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             verdict = "conditional"
         if inverted and verdict == "yes" and READING["HEDGED_YES"].search(said_first.strip(" .,!…")):
             verdict = "unsure"  # "Probably." to "Are you safe tonight?" is no all-clear
-        asked_last = normalise(next((u.text for u in reversed(question) if _is_question(u)), question[-1].text))
         no_one = _NOBODY.match(READING["LEAD_FILLER"].sub("", said_first)) is not None
         if no_one and _WHO.match(asked_last):
             verdict = None  # "No one knows." to "Who knows about the cutting?": a who-question has no yes or no
