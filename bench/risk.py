@@ -69,7 +69,7 @@ def aci_dir() -> Path | None:
 
 def judge(segments: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Segment id → ``{"flags", "denials", "family_history"}`` on that segment, as the note run sees it."""
-    risk = flags(units(segments, "client", gaps=True))
+    risk = flags(units(segments, "client", spoken=True))
     out: dict[str, dict[str, Any]] = {s["id"]: {"flags": [], "denials": [], "family_history": False, "by_meaning": []}
                                       for s in segments}
     for f in risk["flags"]:
@@ -148,6 +148,8 @@ def _short(value: Any) -> str:
 
 #: the largest input file read (bytes): a labelled set of thousands of items is a few megabytes
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: a letter or a digit: text of only spaces or invisible characters says nothing
+_VISIBLE = re.compile(r"[^\W_]")
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -178,11 +180,13 @@ def load_items(path: Path) -> list[dict[str, Any]]:
     Raises ``BadItems`` naming the first problem: unreadable or not JSON, not a non-empty list, an item
     that is not an object or lacks ``id``/``speaker``/``text``/``label``/``denied``, a speaker or label
     outside the format, empty text, ``denied`` not true/false, ``context`` not a list of
-    ``{"speaker", "text"}``."""
+    ``{"speaker", "text"}``, an id used twice, a therapist item labelled with a risk, a denied item
+    labelled ``none``."""
     items = _read_json(path, "items file")
     if not isinstance(items, list) or not items:
         raise BadItems(f"{path} must hold a non-empty JSON list of items, not {type(items).__name__}"
                        + (" (empty)" if items == [] else ""))
+    seen: dict[Any, int] = {}
     for n, item in enumerate(items):
         where = f"item {n}"
         if not isinstance(item, dict):
@@ -195,12 +199,22 @@ def load_items(path: Path) -> list[dict[str, Any]]:
             raise BadItems(f'{where}: "id" must be a string or a whole number')
         if item["speaker"] not in SPEAKERS:
             raise BadItems(f'{where}: "speaker" is {_short(item["speaker"])}; it must be one of {", ".join(SPEAKERS)}')
-        if not isinstance(item["text"], str) or not item["text"].strip():
-            raise BadItems(f'{where}: "text" must be a non-empty string')
+        if not isinstance(item["text"], str) or not _VISIBLE.search(item["text"]):
+            raise BadItems(f'{where}: "text" must be a non-empty string (it has no letter or digit)')
         if item["label"] not in LABELS:
             raise BadItems(f'{where}: "label" is {_short(item["label"])}; it must be one of {", ".join(LABELS)}')
         if not isinstance(item["denied"], bool):
             raise BadItems(f'{where}: "denied" must be true or false, not {_short(item["denied"])}')
+        if item["speaker"] == "therapist" and item["label"] != "none":
+            raise BadItems(f'{where}: a therapist item is labelled "none" (therapist speech is never the client\'s '
+                           f'risk), not {_short(item["label"])}')
+        if item["denied"] and item["label"] == "none":
+            raise BadItems(f'{where}: "denied" is true, so "label" must be the category asked about and denied, '
+                           f'not "none"')
+        if item["id"] in seen:
+            raise BadItems(f'{where}: the id is used twice (items {seen[item["id"]]} and {n}); the --out lines are '
+                           f'matched to items by id')
+        seen[item["id"]] = n
         context = item.get("context")
         if context is not None and not (isinstance(context, list) and all(
                 isinstance(t, dict) and t.get("speaker") in SPEAKERS and isinstance(t.get("text"), str)
@@ -231,7 +245,7 @@ def run_items(path: Path, out_path: Path | None, show_misses: bool) -> dict[str,
                      or (item["denied"] and (r["flags"] or not r["denials"])))
             if wrong:
                 label = item["label"] + (" denied" if item["denied"] else "")
-                print(f'  miss {item["id"]} [{label}] {r} {item["text"]!r}', file=sys.stderr)
+                print(f'  miss {json.dumps(item["id"])} [{label}] {r} {item["text"]!r}', file=sys.stderr)
     return score(rows)
 
 
@@ -290,11 +304,16 @@ def writable(path: Path | None) -> None:
         raise BadItems(f"--out {path} is a directory; give a file name")
     if not path.parent.is_dir():
         raise BadItems(f"--out {path}: {path.parent} is not a folder that exists")
+    existed = path.exists()
     try:
-        with path.open("w", encoding="utf-8") as fh:  # created (or emptied) now, written once the items are scored
-            fh.flush()
+        # opened to append, so an existing file is neither emptied nor changed by a run that fails later; it is
+        # replaced only once the items are scored
+        with path.open("a", encoding="utf-8"):
+            pass
     except OSError as e:
         raise BadItems(f"--out {path} cannot be written: {e.strerror or e}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def run_dialogues(dialogues_: list[dict[str, str]], labels: dict[tuple[str, int], dict[str, Any]],
@@ -351,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     # Every input is checked before anything is scored (run_items reads and checks the items first): a bad
     # file costs nothing and prints no half report.
     try:
+        if args.out is not None and args.out.exists() and args.items.exists() and args.out.samefile(args.items):
+            raise BadItems(f"--out {args.out} is the items file; give another name so the items are not overwritten")
         writable(args.out)
         dialogues = load_dialogues(paths)
         labels = load_labels(args.dialogue_labels) if paths else {}

@@ -28,7 +28,7 @@ def record(*turns: tuple[str, str]) -> list[dict[str, Any]]:
 
 
 def check(*turns: tuple[str, str]) -> dict[str, Any]:
-    return flags(units(record(*turns), "client", gaps=True))  # as the note run reads the record
+    return flags(units(record(*turns), "client", spoken=True))  # as the note run reads the record
 
 
 def said(text: str) -> dict[str, Any]:
@@ -696,6 +696,13 @@ def test_hanging_upside_down_is_play_but_hanging_from_the_banister_is_an_attempt
     ('[{"id": "a", "speaker": "client", "text": "yeah", "label": "none", "denied": false, "context": [{"speaker": '
      '"Therapist", "text": "Any thoughts of suicide?"}]}]', "each speaker one of client, therapist"),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"), ("[" + "9" * 5000 + "]", "cannot be read"),
+    ('[{"id": "a", "speaker": "client", "text": "\u200b\u200b", "label": "none", "denied": false}]',
+     '"text" must be'),
+    ('[{"id": "a", "speaker": "client", "text": "x", "label": "none", "denied": false}, '
+     '{"id": "a", "speaker": "client", "text": "y", "label": "none", "denied": false}]', "the id is used twice"),
+    ('[{"id": "a", "speaker": "therapist", "text": "x", "label": "suicide", "denied": false}]',
+     'a therapist item is labelled "none"'),
+    ('[{"id": "a", "speaker": "client", "text": "No.", "label": "none", "denied": true}]', 'must be the category'),
 ])
 def test_the_bench_rejects_a_bad_items_file_with_a_message_and_no_traceback(
         tmp_path: Path, content: str, message: str) -> None:
@@ -1316,3 +1323,48 @@ def test_a_time_or_a_frequency_answers_a_when_or_how_often_question(question: st
 def test_imagining_pouring_something_on_a_coworker_is_harm_to_others() -> None:
     assert cats(said("I keep imagining pouring the boiling soup on my coworker.")["flags"]) == {"harm_to_others"}
     assert not said("I keep imagining throwing a party for my coworker.")["flags"]
+
+
+def test_the_bench_never_empties_the_items_file_or_an_earlier_out_file(tmp_path: Path) -> None:
+    items = tmp_path / "items.json"
+    text = '[{"id": "a", "speaker": "client", "text": "I want to die.", "label": "suicide", "denied": false}]'
+    items.write_text(text, encoding="utf-8")
+    bench = [sys.executable, str(ROOT / "bench" / "risk.py"), "--no-dialogues"]
+    same = subprocess.run([*bench, "--items", str(items), "--out", str(items)], capture_output=True, text=True,
+                          timeout=300)
+    assert same.returncode == 2 and "is the items file" in same.stderr and items.read_text(encoding="utf-8") == text
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text('{"keep": 1}\n', encoding="utf-8")
+    failed = subprocess.run([*bench, "--items", str(tmp_path / "typo.json"), "--out", str(earlier)],
+                            capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 2 and earlier.read_text(encoding="utf-8") == '{"keep": 1}\n'
+    fresh = tmp_path / "fresh.jsonl"
+    failed = subprocess.run([*bench, "--items", str(tmp_path / "typo.json"), "--out", str(fresh)],
+                            capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 2 and not fresh.exists()  # no empty file left behind either
+
+
+@pytest.mark.parametrize("first, risk, category", [
+    ("We went shopping on Saturday.", "I want to die.", "suicide"), ("My mom called.", "He hits me.", "abuse")])
+def test_a_short_risk_sentence_after_another_is_quoted_itself(first: str, risk: str, category: str) -> None:
+    # it is read joined to the sentence before (a fragment may finish it), but its own words are the quote
+    found = said(f"{first} {risk}")
+    assert [(f["category"], f["quote"]) for f in found["flags"]] == [(category, risk)]
+
+
+@pytest.mark.parametrize("reply", ["mm-hmm", "Mm-hmm", "mm hmm", "uh huh", "uh huh."])
+def test_a_backchannel_yes_without_punctuation_answers_the_question(reply: str) -> None:
+    found = check(("therapist", "Have you been having thoughts of killing yourself?"), ("client", reply))
+    assert cats(found["flags"]) == {"suicide"} and not found["denials"]
+
+
+@pytest.mark.parametrize("text", ["I'm sui\u200bcidal.", "i want to ki\u200dll myself", "I want to k\u00adill myself.",
+                                  "kms", "kms lol no but seriously i kind of mean it this time"])
+def test_invisible_characters_and_a_bare_kms_do_not_hide_suicide(text: str) -> None:
+    found = said(text)
+    assert cats(found["flags"]) == {"suicide"} and not found["flags"][0]["kind"].startswith("reads like")
+    assert found["flags"][0]["quote"] == text  # the quote keeps the words exactly as written
+
+
+def test_kilometres_are_no_kms() -> None:
+    assert not said("we did like 300 kms on saturday")["flags"]

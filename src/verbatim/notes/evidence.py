@@ -50,7 +50,7 @@ class Unit:
 
 
 def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "therapist", *,
-          gaps: bool = False) -> list[Unit]:
+          spoken: bool = False) -> list[Unit]:
     """The sentences of ``client_id``'s own record, in order; other participants' turns are skipped.
 
     ``segments``: ``[{id, speaker, start_s, end_s, text, marks?}]``; ``speaker`` is ``clinician``
@@ -58,10 +58,11 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
     before ids existed) get ``seg-{n}`` by position, which is what publishing assigns. A segment
     whose ``marks`` hold ``speaker_uncertain`` gives units with ``speaker_uncertain`` set.
     A sentence with a gap the recognizer marked (``GAP``) is left out, since what it says cannot be
-    known; with ``gaps`` (the risk check's reading) the words either side of each gap are kept as
-    sentences of their own instead: a safety net reads "like an eight [inaudible] i have the gun out
-    on the table" for the words it has, and a recognizer that punctuates nothing puts a whole turn in
-    one sentence. The gap itself is never a unit's words.
+    known, and so is a sentence of fillers alone. With ``spoken`` (the risk check's reading: everything
+    the client said) the words either side of each gap are kept as sentences of their own instead — a
+    safety net reads "like an eight [inaudible] i have the gun out on the table" for the words it has,
+    and a recognizer that punctuates nothing puts a whole turn in one sentence — and a sentence of
+    fillers is kept as said, since "mm-hmm" answers a question. The gap itself is never a unit's words.
     """
     out: list[Unit] = []
     for n, seg in enumerate(segments):
@@ -76,11 +77,11 @@ def units(segments: list[dict[str, Any]], client_id: str, clinician: str = "ther
         uncertain = SPEAKER_UNCERTAIN in (seg.get("marks") or ())
         for sentence_said in tx.sentences(whole):
             # A gap the recognizer marked ([inaudible]) is never quoted or cited: its sentence is left out
-            # (the segment's other sentences stand), or with ``gaps`` cut at it.
-            if GAP.search(sentence_said) and not gaps:
+            # (the segment's other sentences stand), or with ``spoken`` cut at it.
+            if GAP.search(sentence_said) and not spoken:
                 continue
             for said in (p.strip() for p in GAP.split(sentence_said)):
-                sentence = tx.clean(said)
+                sentence = tx.clean(said) or (said if spoken and re.search(r"[^\W\d_]", said) else "")
                 if not sentence:
                     continue
                 out.append(Unit(len(out), n, str(seg.get("id") or f"seg-{n}"), role, speaker, float(seg["start_s"]),

@@ -158,13 +158,19 @@ def _restore(m: re.Match[str]) -> str:
 _REPEATED = re.compile(r"\b([a-z]+(?:'[a-z]+)?)(?:\s+\1\b)+")
 
 
+#: characters that show nothing (zero-width space and joiners, soft hyphen, direction marks, word joiner, BOM):
+#: "sui\u200bcidal" reads as "suicidal"
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
 def normalise(text: str) -> str:
-    """Lower case, straight apostrophes, "gon na" → "gonna", apostrophe-less contractions restored
+    """Lower case, straight apostrophes, "gon na" → "gonna", "mm hmm" → "mm-hmm", apostrophe-less contractions restored
     ("i dont" → "i don't", "cant" → "can't"), a stammer's repeated word said once ("the the" → "the"),
     no comma between negation adverbs; compatibility forms
-    folded (NFKC: fullwidth "ｋｉｌｌ" is "kill")."""
-    out = unicodedata.normalize("NFKC", tx.tidy(text)).replace("’", "'").replace("‘", "'").lower()
+    folded (NFKC: fullwidth "ｋｉｌｌ" is "kill") and invisible characters dropped (``_INVISIBLE``)."""
+    out = _INVISIBLE.sub("", unicodedata.normalize("NFKC", tx.tidy(text))).replace("’", "'").replace("‘", "'").lower()
     out = re.sub(r"\b(gon|wan|got) na\b", r"\1na", out)
+    out = re.sub(r"\b(mm|uh) (hmm|hm|huh)\b", r"\1-\2", out)  # a recognizer's "mm hmm" / "uh huh" is the yes
     out = _BARE_CONTRACTION.sub(_restore, out)
     out = _REPEATED.sub(r"\1", out)
     return _ADVERB_COMMA.sub(r"\1 ", out)
@@ -1201,10 +1207,18 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             continue
         then = reading[n + 1].text if n + 1 < len(reading) else ""
         otherwise = _said_otherwise(then)
-        for f in read(_with_fragment(unit, reading[n + 1:]), frozenset(context), frozenset(kin), then):
+        sentence = _with_fragment(unit, reading[n + 1:])
+        own = unfilled(normalise(unit.text))
+        for f in read(sentence, frozenset(context), frozenset(kin), then):
             if f.category in otherwise and not f.negated and not f.other_person:
                 continue  # "I don't want to be here anymore. In Leeds, I mean." / "…murder him. Not literally."
             quote = raw.get(unit.order, unit.text)
+            if sentence != unit.text and f.words not in own:
+                # words found in the short sentence joined on are its quote ("We went shopping. I want to die."),
+                # or the two sentences' when they run across both
+                nxt = reading[n + 1]
+                quote = (raw.get(nxt.order, nxt.text) if f.words in unfilled(normalise(nxt.text))
+                         else _quote_span([unit, nxt], raw))
             if f.other_person:
                 kin.add(f.category)
                 why = f'about someone else: "{f.words}"'
@@ -1463,12 +1477,7 @@ def _turns(items: list[Unit]) -> list[list[Unit]]:
 
 def _raw_sentences(items: list[Unit]) -> dict[int, str]:
     """Unit order → the sentence exactly as said (``Unit.text`` has its fillers and stutters dropped)."""
-    out: dict[int, str] = {}
-    for turn in _turns(items):
-        said = [s for s in tx.sentences(turn[0].segment_text) if tx.clean(s)]
-        if len(said) == len(turn):
-            out.update({u.order: s for u, s in zip(turn, said, strict=True)})
-    return out
+    return {u.order: u.said or u.text for u in items}
 
 
 def _quote_span(units_: list[Unit], raw: dict[int, str]) -> str:

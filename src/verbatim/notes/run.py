@@ -93,7 +93,7 @@ class NoteRun:
             crash_point(f"after_note_section_{index + 1}")
         lease.check()
         # the risk check reads the words either side of an inaudible gap too (``units``' ``gaps``)
-        risk = flags(units(state.segments, state.client_id, gaps=True))
+        risk = flags(units(state.segments, state.client_id, spoken=True))
         self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, risk,
                          state.transcript_version)
         return Outcome.READY
