@@ -1368,3 +1368,17 @@ def test_invisible_characters_and_a_bare_kms_do_not_hide_suicide(text: str) -> N
 
 def test_kilometres_are_no_kms() -> None:
     assert not said("we did like 300 kms on saturday")["flags"]
+
+
+@pytest.mark.parametrize("text, category", [
+    ("I wouldn't mind if a truck hit me. I'd kind of welcome it.", "suicide"),
+    ("If I can't have her nobody can.", "harm_to_others"),
+    ("My roommate keeps stealing my food. I've thought about putting rat poison in it.", "harm_to_others"),
+    ("We put rat poison in the shed for the mice.", None),
+    ("I'm not going to be here next week, I'm on vacation in Spain.", None),
+    ("I'm not going to be here much longer.", "suicide"),
+    ("I changed my will on Monday.", None),  # the client's own will: no financial abuse
+    ("My brother changed her will while she was in hospital.", "abuse"),
+])
+def test_welcoming_a_truck_owning_a_partner_poisoning_food_and_a_holiday_away(text: str, category: str | None) -> None:
+    assert cats(said(text)["flags"]) == ({category} if category else set())
