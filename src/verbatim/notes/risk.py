@@ -414,9 +414,11 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
     # an entry's "unless" reads the whole sentence: read once here, not once per clause (a long turn has hundreds)
     entries = [e for e in _ENTRIES if (not e.needs_topic or "suicide" in topic)
                and (e.unless is None or not e.unless.search(whole))]
-    # likewise which sentence look-alikes have their literal context here ("my dog", "camping")
-    literal_words = [words for words, literal in SENTENCE_LOOKALIKES if any(literal.search(x) for x in explained)]
-    trivial = TRIVIAL.search(whole) is not None and not READING["IN_EARNEST"].search(whole)
+    # likewise which sentence look-alikes have their literal context here ("my dog", "camping"), and whether the
+    # sentence is said in jest: each found once, when a risk phrase first asks
+    literal_words = functools.cache(lambda: [words for words, literal in SENTENCE_LOOKALIKES
+                                             if any(literal.search(x) for x in explained)])
+    trivial = functools.cache(lambda: TRIVIAL.search(whole) is not None and not READING["IN_EARNEST"].search(whole))
     for n, clause in enumerate([*parts, whole]):
         hits: list[Finding] = []
         for entry in entries:
@@ -424,10 +426,10 @@ def read(sentence: str, topic: frozenset[str] = frozenset(), kin_topic: frozense
                 continue  # clause entries read each clause; sentence entries the whole sentence, once
             for m in entry.pattern.finditer(clause):
                 if not entry.strong and (_lookalike(clause, m.start(), m.end()) or (
-                        not _SELF_AIMED.search(m.group(0)) and any(w.search(m.group(0)) for w in literal_words))):
+                        not _SELF_AIMED.search(m.group(0)) and any(w.search(m.group(0)) for w in literal_words()))):
                     continue
                 hyperbole = re.search(r"\b(?:kill|murder|strangle)", m.group(0)) or entry.kind == "abuse"
-                if entry.category in ("harm_to_others", "abuse") and hyperbole and trivial:
+                if entry.category in ("harm_to_others", "abuse") and hyperbole and trivial():
                     continue  # "my boss said he'd kill me if I was late again, ha"
                 f = _finding(entry, clause, m)
                 if f is not None and not f.negated and _REPORTED.search(_before(clause, m.start())) and \
@@ -1138,7 +1140,8 @@ def _read_turn(turn: list[Unit], raw: dict[int, str], question: list[Unit] | Non
             # "Tuesday." / "Every night this week." to "When was the last time?" / "How often?": a time or a
             # frequency is the answer that it happens; "Not since March." to "When did you last try?" tells of it
             first = READING["LEAD_FILLER"].sub("", normalise(spoken[start].text))
-            if re.match(r"not since\b", first) and _WHEN_SAID.search(first[9:]):
+            since = re.match(r"not since\b", first)
+            if since is not None and _WHEN_SAID.search(first[since.end():]):
                 verdict = "past"
             elif verdict is None and _WHEN_SAID.search(first) and not re.match(r"(?:never|not|no)\b", first):
                 verdict = "yes"

@@ -92,7 +92,7 @@ class NoteRun:
             log.info("note_section_saved", section=index + 1, of=len(state.sections), writer=writer.name)
             crash_point(f"after_note_section_{index + 1}")
         lease.check()
-        # the risk check reads the words either side of an inaudible gap too (``units``' ``gaps``)
+        # the risk check reads everything said: the words either side of an inaudible gap too (``units``' ``spoken``)
         risk = flags(units(state.segments, state.client_id, spoken=True))
         self.repo.finish(ticket.subject_id, ticket.fence, ticket.run, state.session_id, risk,
                          state.transcript_version)
